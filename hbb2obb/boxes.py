@@ -1,0 +1,134 @@
+"""The central type: a frozen set of oriented boxes as aligned numpy arrays.
+
+Every layer (label readers, geometry, matching, analysis, converters) takes and returns
+:class:`Boxes`, so a box keeps its class, score and source line wherever it goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class Boxes:
+    """Oriented boxes as four corners each, with aligned per-box attributes.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates ``(x, y)`` in the order they were given (after any bow-tie
+        repair). Stored as float64.
+    class_id : array_like, shape (n,)
+        Integer class ids. Stored as int64.
+    score : array_like, shape (n,), optional
+        Confidence per box; ``None`` when the source had no confidence column.
+    line : array_like, shape (n,), optional
+        1-based line number of each box in its source file; ``None`` for boxes made in memory.
+    difficult : array_like, shape (n,), optional
+        DOTA ``difficult`` flag; ``None`` when the source does not carry it.
+
+    Examples
+    --------
+    >>> b = Boxes(corners=[[[0, 0], [4, 0], [4, 2], [0, 2]]], class_id=[3])
+    >>> len(b), b.corners.dtype.name, int(b.class_id[0])
+    (1, 'float64', 3)
+    >>> len(b[b.class_id == 0])
+    0
+    """
+
+    corners: np.ndarray
+    class_id: np.ndarray
+    score: Optional[np.ndarray] = None
+    line: Optional[np.ndarray] = None
+    difficult: Optional[np.ndarray] = field(default=None)
+
+    def __post_init__(self) -> None:
+        corners = np.array(self.corners, dtype=np.float64)
+        if corners.size == 0:
+            corners = corners.reshape(0, 4, 2)
+        if corners.ndim != 3 or corners.shape[1:] != (4, 2):
+            raise ValueError(f"corners must have shape (n, 4, 2), got {corners.shape}")
+        n = corners.shape[0]
+        object.__setattr__(self, "corners", _readonly(corners))
+        object.__setattr__(self, "class_id", _readonly(self._aligned(self.class_id, np.int64, n, "class_id")))
+        for name, dtype in (("score", np.float64), ("line", np.int64), ("difficult", np.bool_)):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _readonly(self._aligned(value, dtype, n, name)))
+
+    @staticmethod
+    def _aligned(values, dtype, n: int, name: str) -> np.ndarray:
+        array = np.array(values, dtype=dtype).reshape(-1)
+        if array.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {array.shape}")
+        return array
+
+    def __len__(self) -> int:
+        return self.corners.shape[0]
+
+    def __getitem__(self, index) -> "Boxes":
+        """Select boxes by boolean mask, integer array or slice; always returns :class:`Boxes`."""
+        if isinstance(index, (int, np.integer)):
+            index = [index]
+        return Boxes(
+            corners=self.corners[index],
+            class_id=self.class_id[index],
+            score=None if self.score is None else self.score[index],
+            line=None if self.line is None else self.line[index],
+            difficult=None if self.difficult is None else self.difficult[index],
+        )
+
+    @classmethod
+    def empty(cls) -> "Boxes":
+        """A set of no boxes."""
+        return cls(corners=np.zeros((0, 4, 2)), class_id=np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def from_xywh(cls, xywh, class_id, **kwargs) -> "Boxes":
+        """Axis-aligned boxes from centre, width and height, as the YOLO-HBB format gives them.
+
+        Corners run from the top-left corner clockwise in image coordinates (y down).
+
+        Examples
+        --------
+        >>> Boxes.from_xywh([[10, 20, 4, 2]], [0]).corners[0].tolist()
+        [[8.0, 19.0], [12.0, 19.0], [12.0, 21.0], [8.0, 21.0]]
+        """
+        xywh = np.asarray(xywh, dtype=np.float64).reshape(-1, 4)
+        xc, yc, w, h = xywh.T
+        x1, x2, y1, y2 = xc - w / 2, xc + w / 2, yc - h / 2, yc + h / 2
+        corners = np.stack(
+            [np.stack([x1, y1], -1), np.stack([x2, y1], -1), np.stack([x2, y2], -1), np.stack([x1, y2], -1)],
+            axis=1,
+        )
+        return cls(corners=corners, class_id=class_id, **kwargs)
+
+    def with_corners(self, corners) -> "Boxes":
+        """The same boxes (classes, lines, flags) at new corner positions."""
+        return Boxes(corners=corners, class_id=self.class_id, score=self.score, line=self.line, difficult=self.difficult)
+
+    @staticmethod
+    def concatenate(parts: "list[Boxes]") -> "Boxes":
+        """Join several sets; an optional attribute survives only when every part has it."""
+        if not parts:
+            return Boxes.empty()
+
+        def joined(name):
+            values = [getattr(p, name) for p in parts]
+            return None if any(v is None for v in values) else np.concatenate(values)
+
+        return Boxes(
+            corners=np.concatenate([p.corners for p in parts]),
+            class_id=np.concatenate([p.class_id for p in parts]),
+            score=joined("score"),
+            line=joined("line"),
+            difficult=joined("difficult"),
+        )
