@@ -1,0 +1,1 @@
+"""Console commands: thin click wrappers that parse, call the core, render, and exit."""

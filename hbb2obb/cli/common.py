@@ -1,0 +1,112 @@
+"""What every command shares: multi-value flags, error mapping, progress bars, warnings."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable, Optional
+
+import click
+
+from hbb2obb import __version__
+from hbb2obb.errors import Hbb2ObbError
+
+WARNINGS_PER_KIND = 20  # beyond this, a warning kind is summarized as a count
+
+
+def _parses_as(value_type, token: str) -> bool:
+    try:
+        value_type(token)
+    except ValueError:
+        return False
+    return True
+
+
+class MultiValueCommand(click.Command):
+    """A command whose listed options take several values after one flag, as argparse's
+    ``nargs='+'`` does (``-e 0 3``), so scripts written for the reference tool keep working.
+
+    Values are taken while they parse as the option's type (words: while they do not start
+    with ``-``), so ``-e 0 3 GT PRED`` leaves the two folders as arguments. The command line is
+    rewritten to ``-e 0 -e 3`` before click parses it, and the option is declared ``multiple``.
+    """
+
+    multi_value_types: dict = {}
+
+    def parse_args(self, ctx, args):
+        flags = {}
+        for param in self.params:
+            if isinstance(param, click.Option) and param.name in self.multi_value_types:
+                for spelling in param.opts + param.secondary_opts:
+                    flags[spelling] = self.multi_value_types[param.name]
+        rewritten, i = [], 0
+        while i < len(args):
+            token = args[i]
+            if token in flags:
+                value_type, j = flags[token], i + 1
+                while j < len(args) and args[j] != "--" and (
+                    _parses_as(value_type, args[j]) if value_type is not str else not args[j].startswith("-")
+                ):
+                    rewritten += [token, args[j]]
+                    j += 1
+                if j == i + 1:
+                    rewritten.append(token)  # let click report the missing value
+                i = j
+                continue
+            rewritten.append(token)
+            i += 1
+        return super().parse_args(ctx, rewritten)
+
+
+def multi_value_command(types: dict, **kwargs):
+    """``@click.command`` whose options named in ``types`` accept several values per flag."""
+    cls = type("Command", (MultiValueCommand,), {"multi_value_types": types})
+    return click.command(cls=cls, context_settings={"help_option_names": ["-h", "--help"]}, **kwargs)
+
+
+def version_option(program: str):
+    return click.version_option(__version__, "--version", prog_name=program, message="%(prog)s %(version)s")
+
+
+def fail(program: str, message: str, code: int = 2) -> None:
+    """Print ``program: error: message`` on stderr and exit with ``code``."""
+    click.echo(f"{program}: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(program: str) -> Callable:
+    """Map the toolkit's exceptions to a one-line message and their exit status."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except Hbb2ObbError as exc:
+                fail(program, str(exc), exc.exit_code)
+            except KeyboardInterrupt:
+                fail(program, "interrupted", 130)
+
+        return wrapper
+
+    return decorate
+
+
+def warn(program: str, warnings) -> None:
+    """``(kind, message)`` warnings on stderr, at most ``WARNINGS_PER_KIND`` of a kind, then a count."""
+    shown: dict[str, int] = {}
+    for kind, message in warnings:
+        shown[kind] = shown.get(kind, 0) + 1
+        if shown[kind] <= WARNINGS_PER_KIND:
+            click.echo(f"{program}: warning: {message}", err=True)
+    for kind, count in shown.items():
+        if count > WARNINGS_PER_KIND:
+            click.echo(f"{program}: warning: ... and {count - WARNINGS_PER_KIND} more of this kind ({kind})", err=True)
+
+
+def progress_bar(total: int, description: str, disable: bool):
+    """A tqdm bar on stderr; off when asked or when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit="frame", disable=disable or not sys.stderr.isatty(),
+                file=sys.stderr, leave=False)

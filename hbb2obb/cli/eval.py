@@ -1,0 +1,97 @@
+"""``hbb2obb-eval GT_DIR PRED_DIR``: score converted OBBs against ground truth (SPEC 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.errors import UsageError
+from hbb2obb.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
+from hbb2obb.gates import check_gates, parse_gate
+from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.report import render_report, render_unmatched
+from hbb2obb.serialize import write_metrics
+
+PROGRAM = "hbb2obb-eval"
+
+
+def evaluation_options(function):
+    """The matching flags of the reference tool, shared by eval, analyze and optimize."""
+    options = [
+        click.option("-e", "--excluded_classes", type=int, multiple=True,
+                     help="Class ids to leave out on both sides; several after one flag: -e 0 3."),
+        click.option("-t", "--iou_threshold", type=float, default=0.1, show_default=True,
+                     help="A pair matches when its IoU is strictly greater."),
+        click.option("-ca", "--class_agnostic", is_flag=True, help="Match boxes whatever their class."),
+        click.option("-exc", "--exclude_edge_cases", is_flag=True,
+                     help="Drop ground-truth boxes touching the frame border (needs the frame size)."),
+        click.option("-et", "--edge_tolerance", type=float, default=1.0, show_default=True,
+                     help="Pixels from the border that count as touching it."),
+        click.option("-iw", "--img_width", type=float, help="Frame width in pixels (all frames)."),
+        click.option("-ih", "--img_height", type=float, help="Frame height in pixels (all frames)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@multi_value_command({"excluded_classes": int}, name=PROGRAM)
+@click.argument("gt_dir", type=click.Path(path_type=Path))
+@click.argument("pred_dir", type=click.Path(path_type=Path))
+@evaluation_options
+@click.option("-i", "--img_source", type=click.Path(path_type=Path),
+              help="Folder of the frames; sizes are read from the image headers.")
+@click.option("-mp", "--map_path", type=click.Path(path_type=Path), help="Label map YAML {id: name}.")
+@click.option("--one_to_one", is_flag=True, help="Exclusive matching, highest IoU first (default: non-exclusive).")
+@click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
+              help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the metric dict to FILE (.yaml or .json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
+@click.option("--require", "requirements", multiple=True, metavar="EXPR",
+              help="CI gate, e.g. 'avg_iou>=0.85' or 'iou_at_90>=0.5'; exit 1 when any fails. Repeatable.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
+@click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
+@click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@version_option(PROGRAM)
+@handles_errors(PROGRAM)
+def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
+         img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
+         jobs, debug, no_bar):
+    """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
+
+    Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
+    0 ok, 1 a --require gate failed, 2 usage or input error.
+    """
+    gates = [parse_gate(text) for text in requirements]
+    if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
+    settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
+                            one_to_one, missing_pred)
+    sizes = ImageSizes(img_source, img_width, img_height)
+    label_map = load_label_map(map_path)
+    plan = plan_frames(gt_dir, pred_dir, missing_pred)
+    with progress_bar(len(plan.frames), "Evaluating", no_bar) as bar:
+        result = evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                                 progress=bar.update, plan=plan)
+    warn(PROGRAM, result.warnings)
+    metrics = result.metrics
+    if as_json:
+        click.echo(json.dumps(metrics, indent=2))
+    else:
+        if debug:
+            click.echo(render_unmatched(result.table, label_map))
+        click.echo(render_report(metrics, label_map), nl=False)
+    if output is not None:
+        write_metrics(metrics, output)
+    failed = check_gates(gates, metrics)
+    for gate in gates:
+        outcome = next((value for g, value in failed if g is gate), None)
+        value = gate.check(metrics)[1]
+        line = f"{'FAIL' if outcome is not None else 'pass'}  {gate.text}  (value {value:.6g})"
+        click.echo(line, err=as_json)
+    if failed:
+        raise SystemExit(1)

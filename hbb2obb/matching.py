@@ -1,0 +1,120 @@
+"""Matching ground truth to predictions from scored candidate pairs (SPEC 2).
+
+Works on flat arrays of candidate pairs so that many frames are matched in one call: the
+caller gives every pair a global ground-truth and prediction index, and pairs never cross
+frames, so matching the whole batch equals matching each frame on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Matches:
+    """The outcome of matching ``n_gt`` ground-truth boxes against ``n_pred`` predictions.
+
+    Attributes
+    ----------
+    matched : (n_gt,) bool
+        Whether each ground-truth box has a match.
+    pred_index : (n_gt,) int64
+        Index of the matched prediction; meaningful only where ``matched``.
+    best_iou : (n_gt,) float64
+        IoU with the best eligible prediction (0 where there is none), matched or not.
+    iou : (n_gt,) float64
+        IoU of the match; NaN where unmatched.
+    pred_matched : (n_pred,) bool
+        Whether each prediction was chosen by at least one ground-truth box.
+    """
+
+    matched: np.ndarray
+    pred_index: np.ndarray
+    best_iou: np.ndarray
+    iou: np.ndarray
+    pred_matched: np.ndarray
+
+
+def match_pairs(
+    gt_index: np.ndarray,
+    pred_index: np.ndarray,
+    iou: np.ndarray,
+    n_gt: int,
+    n_pred: int,
+    iou_threshold: float,
+    one_to_one: bool = False,
+) -> Matches:
+    """Match ground-truth boxes to predictions given the IoU of each eligible pair.
+
+    Parameters
+    ----------
+    gt_index, pred_index : (k,) int
+        The candidate pairs (already restricted to eligible classes). Pairs absent here have
+        IoU 0 and can never match a non-negative threshold.
+    iou : (k,) float
+        IoU of each pair.
+    n_gt, n_pred : int
+        Number of ground-truth boxes and predictions the indices refer to.
+    iou_threshold : float
+        A pair matches only when its IoU is strictly greater.
+    one_to_one : bool
+        ``False`` (the default, reference behaviour): every ground-truth box independently takes
+        its highest-IoU prediction, the lowest prediction index winning a tie. ``True``: greedy
+        exclusive assignment, highest IoU first (ties by ground-truth then prediction index).
+
+    Examples
+    --------
+    >>> m = match_pairs(np.array([0, 1]), np.array([0, 0]), np.array([0.8, 0.6]), 2, 1, 0.1)
+    >>> m.matched.tolist(), m.pred_matched.tolist()
+    ([True, True], [True])
+    >>> match_pairs(np.array([0, 1]), np.array([0, 0]), np.array([0.8, 0.6]), 2, 1, 0.1, True).matched.tolist()
+    [True, False]
+    """
+    gt_index = np.asarray(gt_index, dtype=np.int64)
+    pred_index = np.asarray(pred_index, dtype=np.int64)
+    iou = np.asarray(iou, dtype=np.float64)
+    chosen_pred = np.zeros(n_gt, dtype=np.int64)
+    best_iou = np.zeros(n_gt, dtype=np.float64)
+    matched = np.zeros(n_gt, dtype=bool)
+    if iou.size:
+        # Best pair per ground-truth box: sort by (gt, -iou, pred) and keep each gt's first row.
+        order = np.lexsort((pred_index, -iou, gt_index))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = gt_index[order[1:]] != gt_index[order[:-1]]
+        best = order[first]
+        best_iou[gt_index[best]] = iou[best]
+        chosen_pred[gt_index[best]] = pred_index[best]
+        if one_to_one:
+            matched, chosen_pred = _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold)
+        else:
+            matched = best_iou > iou_threshold
+    pred_matched = np.zeros(n_pred, dtype=bool)
+    pred_matched[chosen_pred[matched]] = True
+    match_iou = np.full(n_gt, np.nan)
+    if one_to_one and iou.size:
+        # The exclusive match may be a ground-truth box's second choice: look its IoU up.
+        lookup = {(g, p): v for g, p, v in zip(gt_index.tolist(), pred_index.tolist(), iou.tolist())}
+        for g in np.flatnonzero(matched).tolist():
+            match_iou[g] = lookup[(g, int(chosen_pred[g]))]
+    else:
+        match_iou[matched] = best_iou[matched]
+    return Matches(matched, chosen_pred, best_iou, match_iou, pred_matched)
+
+
+def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
+    above = iou > iou_threshold
+    g, p, v = gt_index[above], pred_index[above], iou[above]
+    order = np.lexsort((p, g, -v))
+    matched = np.zeros(n_gt, dtype=bool)
+    chosen = np.zeros(n_gt, dtype=np.int64)
+    taken: set[int] = set()
+    # Sequential by nature (each pick removes candidates); only pairs above the threshold get here.
+    for gi, pi in zip(g[order].tolist(), p[order].tolist()):
+        if matched[gi] or pi in taken:
+            continue
+        matched[gi] = True
+        chosen[gi] = pi
+        taken.add(pi)
+    return matched, chosen

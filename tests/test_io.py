@@ -1,0 +1,184 @@
+"""Label readers: formats, encodings, and the bad-input rule (SPEC 1)."""
+
+import numpy as np
+import pytest
+
+from hbb2obb.errors import InputError, LabelFormatError
+from hbb2obb.io import (
+    ImageSizes,
+    load_label_map,
+    read_dota,
+    read_obb_labels,
+    read_yolo_hbb,
+    read_yolo_obb,
+    scale_to_pixels,
+    write_yolo_obb,
+)
+
+GOOD = "0 10 20 30 20 30 40 10 40\n"
+
+
+@pytest.mark.parametrize(
+    "content, expected_boxes",
+    [
+        ("", 0),
+        ("\n\n  \n", 0),
+        (GOOD, 1),
+        (GOOD + "\n" + GOOD, 2),
+        (GOOD.replace("\n", "\r\n") * 2, 2),
+        (GOOD.replace("\n", "\r") * 3, 3),
+        ("\ufeff" + GOOD, 1),
+        ("1 10 20 30 20 30 40 10 40 0.87\n", 1),
+    ],
+    ids=["empty", "blank-lines", "one", "blank-between", "crlf", "cr", "bom", "confidence"],
+)
+def test_yolo_obb_reads_clean_files(tmp_path, content, expected_boxes):
+    path = tmp_path / "f.txt"
+    path.write_bytes(content.encode("utf-8"))
+    parsed = read_yolo_obb(path, strict=True)
+    assert len(parsed.boxes) == expected_boxes
+    assert parsed.problems == ()
+    if expected_boxes:
+        assert parsed.boxes.corners[0].tolist() == [[10, 20], [30, 20], [30, 40], [10, 40]]
+        assert parsed.normalized is False
+
+
+def test_yolo_obb_keeps_line_numbers_and_confidence(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("\n2 0 0 1 0 1 1 0 1 0.5\n\n3 0 0 2 0 2 2 0 2 0.25\n")
+    boxes = read_yolo_obb(path, strict=True).boxes
+    assert boxes.line.tolist() == [2, 4]
+    assert boxes.class_id.tolist() == [2, 3]
+    assert boxes.score.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ("0 1 2 3 4 5 6 7", "found 8"),
+        ("0 1 2 3 4 5 6 7 8 9 10", "found 11"),
+        ("car 1 2 3 4 5 6 7 8", "class id is not an integer: 'car'"),
+        ("1.5 1 2 3 4 5 6 7 8", "class id is not an integer: '1.5'"),
+        ("0 1 2 3 nan 5 6 7 8", "field 5 is not finite: 'nan'"),
+        ("0 1 2 3 4 5 inf 7 8", "field 7 is not finite: 'inf'"),
+        ("0 1 2 x 4 5 6 7 8", "field 4 is not a number: 'x'"),
+        ("0 1 2 3 4 5 6 7 8 high", "confidence is not a number: 'high'"),
+    ],
+)
+def test_broken_line_is_an_error_in_ground_truth(tmp_path, line, reason):
+    path = tmp_path / "gt.txt"
+    path.write_text(GOOD + line + "\n")
+    with pytest.raises(LabelFormatError) as info:
+        read_yolo_obb(path, strict=True)
+    assert info.value.line == 2
+    assert str(info.value) == f"{path}:2: " + str(info.value.reason)
+    assert reason in info.value.reason
+
+
+def test_broken_prediction_lines_are_skipped_and_listed(tmp_path):
+    path = tmp_path / "pred.txt"
+    path.write_text(GOOD + "0 1 2\n" + GOOD + "car 1 2 3 4 5 6 7 8\n")
+    parsed = read_yolo_obb(path, strict=False)
+    assert len(parsed.boxes) == 2
+    assert parsed.boxes.line.tolist() == [1, 3]
+    assert [p.line for p in parsed.problems] == [2, 4]
+
+
+def test_normalized_files_are_recognized_and_scaled(tmp_path):
+    path = tmp_path / "n.txt"
+    path.write_text("0 0.25 0.5 0.75 0.5 0.75 1.0 0.25 1.0\n")
+    parsed = read_yolo_obb(path, strict=True)
+    assert parsed.normalized is True
+    scaled = scale_to_pixels(parsed, 3840, 2160)
+    assert scaled.normalized is False
+    assert scaled.boxes.corners[0].tolist() == [[960, 1080], [2880, 1080], [2880, 2160], [960, 2160]]
+
+
+def test_yolo_hbb_becomes_axis_aligned_corners(tmp_path):
+    path = tmp_path / "h.txt"
+    path.write_text("1 100 50 40 20\n0 10 10 2 2 0.9\n")
+    parsed = read_yolo_hbb(path, strict=True)
+    assert parsed.boxes.corners[0].tolist() == [[80, 40], [120, 40], [120, 60], [80, 60]]
+    assert parsed.boxes.class_id.tolist() == [1, 0]
+    assert parsed.boxes.score is None
+
+
+@pytest.mark.parametrize("line, reason", [("0 1 2 3", "found 4"), ("0 1 2 -3 4", "negative"), ("x 1 2 3 4", "integer")])
+def test_yolo_hbb_broken_lines(tmp_path, line, reason):
+    path = tmp_path / "h.txt"
+    path.write_text(line + "\n")
+    with pytest.raises(LabelFormatError, match=reason):
+        read_yolo_hbb(path, strict=True)
+    assert len(read_yolo_hbb(path, strict=False).problems) == 1
+
+
+def test_dota_with_label_map_and_headers(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("imagesource:GoogleEarth\ngsd:0.15\n1 2 5 2 5 6 1 6 car 0\n1 2 5 2 5 6 1 6 Bus 1\n")
+    label_map = {0: "Car", 1: "Bus"}
+    parsed = read_obb_labels(path, strict=True, label_map=label_map)
+    assert parsed.boxes.class_id.tolist() == [0, 1]
+    assert parsed.boxes.difficult.tolist() == [False, True]
+    assert parsed.boxes.line.tolist() == [3, 4]
+
+
+@pytest.mark.parametrize(
+    "line, label_map, reason",
+    [
+        ("1 2 5 2 5 6 1 6 plane 0", {0: "Car"}, "not in the label map"),
+        ("1 2 5 2 5 6 1 6 car 0", {}, "needs a label map"),
+        ("1 2 5 2 5 6 1 6 car 2", {0: "Car"}, "difficult flag"),
+        ("1 2 5 nan 5 6 1 6 car 0", {0: "Car"}, "not finite"),
+    ],
+)
+def test_dota_broken_lines(tmp_path, line, label_map, reason):
+    path = tmp_path / "d.dota"
+    path.write_text(line + "\n")
+    with pytest.raises(LabelFormatError, match=reason):
+        read_dota(path, strict=True, label_map=label_map)
+
+
+def test_label_map_forms(tmp_path):
+    plain = tmp_path / "a.yaml"
+    plain.write_text("0: Car # including vans\n1: Bus\n")
+    assert load_label_map(plain) == {0: "Car", 1: "Bus"}
+    ultralytics = tmp_path / "b.yaml"
+    ultralytics.write_text("path: x\nnames: [car, bus]\n")
+    assert load_label_map(ultralytics) == {0: "car", 1: "bus"}
+    broken = tmp_path / "c.yaml"
+    broken.write_text("car: 0\n")
+    with pytest.raises(InputError, match="not an integer"):
+        load_label_map(broken)
+    with pytest.raises(InputError, match="not found"):
+        load_label_map(tmp_path / "missing.yaml")
+
+
+def test_missing_and_non_utf8_files(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_yolo_obb(tmp_path / "nope.txt", strict=True)
+    binary = tmp_path / "b.txt"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_yolo_obb(binary, strict=True)
+
+
+def test_write_then_read_round_trips(tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("0 1 2 3 4 5.5 6 7 8\n3 10 20 30 20 30 40 10 40\n")
+    boxes = read_yolo_obb(path, strict=True).boxes
+    out = tmp_path / "out.txt"
+    write_yolo_obb(out, boxes)
+    again = read_yolo_obb(out, strict=True).boxes
+    assert np.array_equal(again.corners, boxes.corners)
+    assert out.read_text().splitlines()[0] == "0 1 2 3 4 5.5 6 7 8"
+
+
+def test_image_sizes_from_headers_and_fixed(tmp_path):
+    from PIL import Image
+
+    Image.new("RGB", (64, 48)).save(tmp_path / "f1.png")
+    sizes = ImageSizes(tmp_path)
+    assert sizes("f1") == (64.0, 48.0)
+    assert sizes("absent") is None
+    assert ImageSizes(width=10, height=20)("anything") == (10.0, 20.0)
+    assert not ImageSizes().known
