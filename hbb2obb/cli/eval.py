@@ -95,3 +95,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         click.echo(line, err=as_json)
     if failed:
         raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The central Boxes type."""
+
+import numpy as np
+import pytest
+
+from hbb2obb.boxes import Boxes
+
+SQUARE = [[0, 0], [2, 0], [2, 2], [0, 2]]
+
+
+def test_arrays_are_typed_and_read_only():
+    boxes = Boxes(corners=[SQUARE], class_id=[1], score=[0.5], line=[7])
+    assert boxes.corners.dtype == np.float64 and boxes.class_id.dtype == np.int64
+    with pytest.raises(ValueError):
+        boxes.corners[0, 0, 0] = 5
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(corners=[[0, 0], [1, 1]], class_id=[0]), "shape"),
+        (dict(corners=[SQUARE], class_id=[0, 1]), "class_id"),
+        (dict(corners=[SQUARE], class_id=[0], score=[1, 2]), "score"),
+        (dict(corners=[SQUARE], class_id=[0], line=[]), "line"),
+    ],
+)
+def test_misaligned_arrays_are_rejected(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Boxes(**kwargs)
+
+
+def test_empty_and_mask_indexing():
+    empty = Boxes.empty()
+    assert len(empty) == 0 and empty.corners.shape == (0, 4, 2)
+    boxes = Boxes(corners=[SQUARE, SQUARE], class_id=[0, 1], line=[3, 4])
+    picked = boxes[boxes.class_id == 1]
+    assert len(picked) == 1 and picked.line.tolist() == [4]
+    assert len(boxes[np.zeros(2, bool)]) == 0
+    assert boxes[1].class_id.tolist() == [1]
+
+
+def test_concatenate_keeps_optional_columns_only_when_all_have_them():
+    a = Boxes(corners=[SQUARE], class_id=[0], line=[1], score=[0.3])
+    b = Boxes(corners=[SQUARE], class_id=[1], line=[9])
+    joined = Boxes.concatenate([a, b])
+    assert joined.line.tolist() == [1, 9] and joined.score is None
+    assert len(Boxes.concatenate([])) == 0
+
+
+def test_from_xywh_round_trip():
+    boxes = Boxes.from_xywh([[10, 20, 4, 2], [0, 0, 0, 0]], [0, 1])
+    assert boxes.corners[0].min(axis=0).tolist() == [8, 19] and boxes.corners[0].max(axis=0).tolist() == [12, 21]
+    assert np.all(boxes.corners[1] == 0)

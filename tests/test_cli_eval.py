@@ -1,0 +1,181 @@
+"""hbb2obb-eval as a user runs it: printed numbers, exit statuses, files written, bad input."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import rect
+from hbb2obb.cli.eval import main
+
+GT = rect(10, 10, 40, 20) + "\n" + rect(100, 100, 30, 30, cls=1) + "\n"
+PRED = rect(12, 10, 40, 20) + "\n" + rect(100, 100, 30, 30, cls=1) + "\n"
+IOU_SHIFTED = (38 * 20) / (42 * 20)  # 2 px shift of a 40 x 20 box
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def labels(write_labels):
+    return write_labels({"gt/a.txt": GT, "pred/a.txt": PRED, "classes.yaml": "0: Car\n1: Bus\n"})
+
+
+def printed(stdout, label):
+    return re.search(rf"^{re.escape(label)}: (.*)$", stdout, re.M).group(1)
+
+
+def test_report_prints_the_numbers(labels):
+    code, out, err = run(labels / "gt", labels / "pred", "-mp", labels / "classes.yaml", "-nb")
+    assert code == 0, err
+    assert printed(out, "Total Matched Boxes") == "2"
+    mean = (IOU_SHIFTED + 1.0) / 2
+    assert printed(out, "Average IoU").startswith(f"{mean:.5f} ± ")
+    assert re.search(r"^\s+Car\s+1\s+1\s+1\s+" + re.escape(f"{IOU_SHIFTED:.4f}"), out, re.M)
+    assert re.search(r"^\s+Bus\s+1\s+1\s+1\s+1\.0000", out, re.M)
+
+
+def test_class_agnostic_has_no_class_table(labels):
+    code, out, _ = run(labels / "gt", labels / "pred", "-ca", "-t", "0.5")
+    assert code == 0
+    assert "Class-Agnostic" in out and "Results by Class" not in out
+
+
+def test_json_mode_prints_only_the_metric_dict(labels):
+    code, out, _ = run(labels / "gt", labels / "pred", "--json")
+    metrics = json.loads(out)
+    assert code == 0
+    assert metrics["total_matches"] == 2
+    assert metrics["avg_iou"] == pytest.approx((IOU_SHIFTED + 1) / 2)
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_output_file_holds_the_metric_dict(labels, suffix):
+    target = labels / "out" / f"metrics{suffix}"
+    code, _, _ = run(labels / "gt", labels / "pred", "-o", target)
+    data = yaml.safe_load(target.read_text())  # JSON is YAML
+    assert code == 0
+    assert data["total_gt"] == 2 and "class_stats" in data
+
+
+def test_excluded_classes_take_several_values_after_one_flag(labels):
+    code, out, _ = run("-e", 0, 1, "--json", labels / "gt", labels / "pred")
+    assert code == 0
+    metrics = json.loads(out)
+    assert metrics["excluded_classes"] == [0, 1] and metrics["total_gt"] == 0
+
+
+def test_excluded_classes_before_the_folders_leave_them_alone(labels):
+    code, out, _ = run(labels / "gt", labels / "pred", "-e", 1, "--json")
+    assert json.loads(out)["total_gt"] == 1
+
+
+@pytest.mark.parametrize(
+    "gates, code, failing",
+    [
+        (["avg_iou>=0.9"], 0, []),
+        (["avg_iou>=0.99"], 1, ["avg_iou>=0.99"]),
+        (["iou_at_90>=0.5", "total_unmatched_gt==0"], 0, []),
+        (["p90_angle_error<=5", "iou_at_90<1"], 1, ["iou_at_90<1"]),
+    ],
+)
+def test_require_gates(labels, gates, code, failing):
+    args = [labels / "gt", labels / "pred"]
+    for gate in gates:
+        args += ["--require", gate]
+    status, out, _ = run(*args)
+    assert status == code
+    assert sorted(re.findall(r"^FAIL  (\S+)", out, re.M)) == sorted(failing)
+
+
+@pytest.mark.parametrize("gate", ["mean_iou>=0.5", "avg_iou=0.5", "avg_iou>=x"])
+def test_bad_gate_is_a_usage_error_before_reading(tmp_path, gate):
+    code, out, err = run(tmp_path / "missing", tmp_path / "missing", "--require", gate)
+    assert code == 2
+    assert "--require" in err and "not found" not in err
+    assert out == ""
+
+
+def test_bad_output_suffix(labels):
+    code, _, err = run(labels / "gt", labels / "pred", "-o", labels / "m.txt")
+    assert code == 2 and ".yaml" in err
+
+
+@pytest.mark.parametrize(
+    "gt_text, message",
+    [
+        ("0 1 2 3\n", "a.txt:1: expected 9 fields"),
+        (rect(0, 0, 5, 5) + "\n0 nan 0 1 0 1 1 0 1\n", "a.txt:2: field 2 is not finite"),
+        ("car 0 0 1 0 1 1 0 1\n", "a.txt:1: class id is not an integer: 'car'"),
+    ],
+)
+def test_broken_ground_truth_exits_2_with_file_and_line(write_labels, gt_text, message):
+    root = write_labels({"gt/a.txt": gt_text, "pred/a.txt": PRED})
+    code, out, err = run(root / "gt", root / "pred")
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "Average IoU" not in out
+
+
+def test_broken_prediction_line_is_warned_and_counted(write_labels):
+    root = write_labels({"gt/a.txt": GT, "pred/a.txt": PRED.replace("\n", "\r\n") + "0 1 2\n"})
+    code, out, err = run(root / "gt", root / "pred", "--json")
+    assert code == 0
+    assert "a.txt:3: expected 9 fields" in err
+    assert json.loads(out)["skipped_pred_lines"] == 1
+
+
+def test_missing_folder_and_missing_pred_policy(labels, tmp_path):
+    code, _, err = run(tmp_path / "nowhere", labels / "pred")
+    assert code == 2 and "ground-truth folder not found" in err
+    (labels / "gt" / "b.txt").write_text(GT)
+    code, _, err = run(labels / "gt", labels / "pred", "--missing_pred", "error")
+    assert code == 2 and "b.txt: no prediction file" in err
+    code, out, err = run(labels / "gt", labels / "pred", "--missing_pred", "empty", "--json")
+    assert code == 0 and json.loads(out)["total_unmatched_gt"] == 2
+    assert "no prediction file for b.txt" in err
+
+
+def test_edge_exclusion_needs_a_size(labels):
+    code, _, err = run(labels / "gt", labels / "pred", "-exc")
+    assert code == 2 and "frame size" in err
+    code, out, _ = run(labels / "gt", labels / "pred", "-exc", "-et", 10, "-iw", 200, "-ih", 200, "--json")
+    assert code == 0 and json.loads(out)["total_edge_cases"] == 1
+
+
+def test_debug_lists_unmatched_boxes(write_labels):
+    root = write_labels({"gt/a.txt": GT, "pred/a.txt": rect(12, 10, 40, 20) + "\n"})
+    code, out, _ = run(root / "gt", root / "pred", "-d")
+    assert code == 0
+    assert "--- File: a ---" in out and "Unmatched GT:" in out and "line 2:" in out
+
+
+def test_version_and_console_script():
+    code, out, _ = run("--version")
+    assert code == 0 and re.match(r"hbb2obb-eval \d+\.\d+\.\d+", out)
+    proc = subprocess.run([sys.executable, "-m", "hbb2obb.cli.eval", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "--iou_threshold" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, reference",
+    [(["-mp", "classes.yaml"], "eval_sam_b.txt"), (["-ca", "-t", "0.5"], "eval_sam_b_agnostic_t05.txt")],
+)
+def test_sample_against_reference_output(sample_dir, reference_dir, monkeypatch, args, reference):
+    """Every number the reference tool printed on the real sample, checked by the shared checker."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_reference", reference_dir.parent / "tools" / "check_reference.py")
+    checker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checker)
+    monkeypatch.chdir(sample_dir)
+    code, out, _ = run("labels_obb_gt", "labels_obb_sam_b", *args, "-nb")
+    assert code == 0
+    assert checker.compare(out, (reference_dir / reference).read_text(encoding="utf-8")) == []
