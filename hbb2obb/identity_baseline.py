@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -32,6 +33,7 @@ class IdentityMatch:
     angle_error: np.ndarray
     prompt_boxes: int
     warnings: list = field(default_factory=list)
+    prompt_corners: Optional[np.ndarray] = None  # (n_gt, 4, 2) the matched prompt, NaN where none
 
 
 def _frame_prompts(path: Path, size, gt_corners: np.ndarray, excluded: np.ndarray, warnings: list) -> Boxes:
@@ -98,7 +100,9 @@ def match_identity_baseline(table: MatchTable, hbb_dir, settings: EvalSettings =
     angle_error = np.full(len(table.gt), np.nan)
     rows = np.flatnonzero(matches.matched)
     angle_error[rows] = orientation_errors(table.gt.corners[rows], prompts.corners[matches.pred_index[rows]])
-    return IdentityMatch(matches.matched, matches.iou, angle_error, len(prompts), warnings)
+    prompt_corners = np.full((len(table.gt), 4, 2), np.nan)
+    prompt_corners[rows] = prompts.corners[matches.pred_index[rows]]
+    return IdentityMatch(matches.matched, matches.iou, angle_error, len(prompts), warnings, prompt_corners)
 
 
 def _row(label: str, table: MatchTable, identity: IdentityMatch, mask: np.ndarray) -> dict:
