@@ -26,6 +26,7 @@ from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.matching import match_pairs
 from hbb2obb.metrics import pair_statistics
+from hbb2obb.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
 CHUNK_FRAMES = 64  # frames whose candidate pairs share one IoU call
 
@@ -45,6 +46,7 @@ class EvalSettings:
     edge_tolerance: float = 1.0
     one_to_one: bool = False
     missing_pred: str = "skip"
+    spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD
 
     def __post_init__(self):
         object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
@@ -54,6 +56,8 @@ class EvalSettings:
             raise UsageError(f"edge tolerance must not be negative, got {self.edge_tolerance}")
         if self.missing_pred not in MISSING_PRED_POLICIES:
             raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}")
+        if not 0.0 < float(self.spatial_threshold) <= 1.0:
+            raise UsageError(f"spatial threshold must be in (0, 1], got {self.spatial_threshold}")
 
 
 @dataclass(frozen=True)
@@ -307,6 +311,8 @@ def summarize(result: EvaluationResult) -> dict:
         "total_edge_cases": health.total_edge_cases,
     }
     metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
+    overlap = row_overlap(table, settings.spatial_threshold)
+    metrics.update(overlap_statistics(overlap))
     class_stats = {}
     classes = np.union1d(table.gt.class_id, table.pred.class_id)
     for class_id in classes.tolist():
@@ -318,6 +324,7 @@ def summarize(result: EvaluationResult) -> dict:
             "matches": int(hit.sum()),
         }
         stats.update(pair_statistics(table.iou[hit], table.angle_error[hit]))
+        stats.update(overlap_statistics(overlap, rows))
         stats["ious"] = table.iou[hit].tolist()
         stats["angle_errors"] = table.angle_error[hit].tolist()
         class_stats[int(class_id)] = stats
@@ -327,6 +334,7 @@ def summarize(result: EvaluationResult) -> dict:
         exclude_edge_cases=bool(settings.exclude_edge_cases),
         excluded_classes=list(settings.excluded_classes),
         iou_threshold=float(settings.iou_threshold),
+        spatial_threshold=float(settings.spatial_threshold),
         one_to_one=bool(settings.one_to_one),
         frames_scored=len(table.frame_names),
         missing_pred_files=len(result.plan.missing_pred),
@@ -356,6 +364,7 @@ def evaluate_obb(
     one_to_one: bool = False,
     missing_pred: str = "skip",
     jobs: int = 1,
+    spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
 ) -> dict:
     """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
 
@@ -395,6 +404,7 @@ def evaluate_obb(
         edge_tolerance=edge_tolerance,
         one_to_one=one_to_one,
         missing_pred=missing_pred,
+        spatial_threshold=spatial_threshold,
     )
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hbb2obb.errors import UsageError
 from hbb2obb.metrics import LADDER_ALIASES, flat_metric
+from hbb2obb.overlap_metrics import DISTANCE_KEYS
 
 COMPARISONS = {
     ">=": operator.ge,
@@ -24,8 +25,9 @@ GATE_KEYS = frozenset(
         "cross_class_matches", "total_edge_cases", "avg_iou", "std_iou", "sem_iou", "median_iou",
         "avg_angle_error", "std_angle_error", "median_angle_error", "p90_angle_error", "frames_scored",
         "missing_pred_files", "orphan_pred_files", "skipped_pred_lines", "reordered_boxes",
-        "degenerate_boxes",
+        "degenerate_boxes", "spatial_match",
     }
+    | set(DISTANCE_KEYS)
     | set(LADDER_ALIASES)
 )
 """Names a gate may test: the numeric keys of the metric dict and the ladder rungs."""

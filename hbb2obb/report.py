@@ -41,6 +41,7 @@ def render_overall(metrics: dict, label_map: dict | None = None) -> str:
             f"Orientation Error: p90 {metrics['p90_angle_error']:.2f}°, median {metrics['median_angle_error']:.2f}°, "
             f"mean {metrics['avg_angle_error']:.2f}° ± {metrics['std_angle_error']:.2f}°",
         ]
+    lines += _distance_lines(metrics)
     if metrics["excluded_classes"]:
         names = ", ".join(f"{class_name(label_map, c)} ({c})" if c in label_map else str(c)
                           for c in metrics["excluded_classes"])
@@ -49,6 +50,21 @@ def render_overall(metrics: dict, label_map: dict | None = None) -> str:
     if health:
         lines.append(f"Input Health: {health}")
     return "\n".join(lines)
+
+
+def _distance_lines(metrics: dict) -> list[str]:
+    """Distance-aware overlap of matched pairs, and the spatial match of every ground-truth box."""
+    lines = []
+    if metrics.get("total_matches") and "avg_giou" in metrics:
+        names = (("GIoU", "giou"), ("DIoU", "diou"), ("CIoU", "ciou"))
+        means = ", ".join(f"{name} {metrics[f'avg_{key}']:.5f}" for name, key in names)
+        medians = ", ".join(f"{metrics[f'median_{key}']:.5f}" for _, key in names)
+        lines += [f"Distance-Aware IoU: {means} (medians {medians})",
+                  f"Centre Offset: mean {metrics['avg_center_offset']:.2f} px"]
+    if "spatial_match" in metrics:
+        lines.append(f"Spatial Match (best IoU>={metrics['spatial_threshold']:.2f}): "
+                     f"{metrics['spatial_match']:.1%} of {metrics['total_gt']} GT boxes")
+    return lines
 
 
 def _health_line(metrics: dict) -> str:
@@ -78,11 +94,33 @@ def render_class_table(metrics: dict, label_map: dict | None = None) -> str:
     return "\n".join(["", "=== Results by Class ===", render_table(headers, rows, align="r" * len(headers), gap=1)])
 
 
+def render_class_distance_table(metrics: dict, label_map: dict | None = None) -> str:
+    """Per class: spatial match and distance-aware overlap, in a block of its own.
+
+    A separate block because the ``=== Results by Class ===`` table keeps the reference tool's
+    columns, which scripts parse.
+    """
+    label_map = label_map or {}
+    rows = []
+    for class_id, s in sorted(metrics["class_stats"].items()):
+        rows.append([
+            class_name(label_map, class_id), s["gt_total"], s["matches"], f"{s['spatial_match']:.1%}",
+            f"{s['avg_giou']:.4f}", f"{s['avg_diou']:.4f}", f"{s['avg_ciou']:.4f}", f"{s['avg_center_offset']:.2f}",
+        ])
+    threshold = f"{metrics['spatial_threshold']:.2f}"
+    headers = ["Class", "GT", "Matches", f"Spatial (IoU>={threshold})", "GIoU (mean)", "DIoU (mean)", "CIoU (mean)",
+               "Centre offset (px)"]
+    return "\n".join(["", "=== Spatial Match and Distance-Aware Overlap by Class ===",
+                      render_table(headers, rows, align="r" * len(headers), gap=1)])
+
+
 def render_report(metrics: dict, label_map: dict | None = None) -> str:
     """The whole eval report: overall block, then the class table unless class-agnostic."""
     parts = [render_overall(metrics, label_map)]
     if not metrics["class_agnostic"] and metrics["class_stats"]:
         parts.append(render_class_table(metrics, label_map))
+        if "spatial_match" in next(iter(metrics["class_stats"].values())):
+            parts.append(render_class_distance_table(metrics, label_map))
     return "\n".join(parts) + "\n"
 
 

@@ -53,6 +53,8 @@ def evaluation_options(function):
 @click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
 @click.option("--require", "requirements", multiple=True, metavar="EXPR",
               help="CI gate, e.g. 'avg_iou>=0.85' or 'iou_at_90>=0.5'; exit 1 when any fails. Repeatable.")
+@click.option("--spatial_threshold", type=float, default=0.5, show_default=True,
+              help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
@@ -60,7 +62,7 @@ def evaluation_options(function):
 @handles_errors(PROGRAM)
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
-         jobs, debug, no_bar):
+         spatial_threshold, jobs, debug, no_bar):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
@@ -70,7 +72,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-                            one_to_one, missing_pred)
+                            one_to_one, missing_pred, spatial_threshold)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     plan = plan_frames(gt_dir, pred_dir, missing_pred)
