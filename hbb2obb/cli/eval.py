@@ -12,6 +12,7 @@ from hbb2obb.errors import UsageError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
 from hbb2obb.gates import check_gates, parse_gate
+from hbb2obb.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report import render_report, render_unmatched
 from hbb2obb.serialize import write_metrics
@@ -55,6 +56,11 @@ def evaluation_options(function):
               help="CI gate, e.g. 'avg_iou>=0.85' or 'iou_at_90>=0.5'; exit 1 when any fails. Repeatable.")
 @click.option("--spatial_threshold", type=float, default=0.5, show_default=True,
               help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
+@click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
+              help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match.")
+@click.option("--expect_tolerance", type=float, metavar="T",
+              help="Numbers within T of the golden value match (default 0: exact).")
+@click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
@@ -62,13 +68,18 @@ def evaluation_options(function):
 @handles_errors(PROGRAM)
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
-         spatial_threshold, jobs, debug, no_bar):
+         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
-    0 ok, 1 a --require gate failed, 2 usage or input error.
+    0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """
     gates = [parse_gate(text) for text in requirements]
+    if expect is None and (expect_tolerance is not None or expect_ignore_extra):
+        raise UsageError("--expect_tolerance and --expect_ignore_extra need --expect GOLDEN")
+    if expect_tolerance is not None and not expect_tolerance >= 0:
+        raise UsageError(f"--expect_tolerance must be a non-negative number, got {expect_tolerance}")
+    golden = load_golden(expect) if expect is not None else None
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
@@ -95,7 +106,13 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         value = gate.check(metrics)[1]
         line = f"{'FAIL' if outcome is not None else 'pass'}  {gate.text}  (value {value:.6g})"
         click.echo(line, err=as_json)
-    if failed:
+    golden_failed = False
+    if golden is not None:
+        comparison = compare_to_golden(stored_form(metrics, expect), golden, expect_tolerance or 0.0,
+                                       expect_ignore_extra, source=str(expect))
+        click.echo(render_comparison(comparison), err=as_json)
+        golden_failed = not comparison.passed
+    if failed or golden_failed:
         raise SystemExit(1)
 
 

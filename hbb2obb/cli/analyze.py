@@ -1,0 +1,141 @@
+"""``hbb2obb-analyze GT_DIR PRED_DIR``: where the score comes from, which boxes to fix, and
+whether A beat B (SPEC 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import yaml
+
+from hbb2obb.analysis import (
+    analyze,
+    difficult_flags,
+    ground_truth_properties,
+    orientation_cut,
+    orientation_partition,
+    standard_cuts,
+)
+from hbb2obb.analysis_report import render_analysis, render_markdown
+from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.eval import evaluation_options
+from hbb2obb.compare import compare_cuts
+from hbb2obb.errors import InputError, UsageError
+from hbb2obb.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
+from hbb2obb.identity_baseline import identity_summary, match_identity_baseline
+from hbb2obb.io import ImageSizes, load_label_map
+
+PROGRAM = "hbb2obb-analyze"
+MIN_BOOTSTRAP = 100
+
+
+def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what):
+    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred)
+    with progress_bar(len(plan.frames), what, no_bar) as bar:
+        return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                               progress=bar.update, plan=plan)
+
+
+def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
+    """The identity-baseline summary, or ``None`` when there are no prompts to score."""
+    if hbb_dir is None or not hbb_dir.is_dir():
+        if explicit:
+            raise InputError(f"{hbb_dir}: HBB prompt folder not found")
+        return None
+    try:
+        match = match_identity_baseline(result.table, hbb_dir, result.settings)
+    except InputError as exc:
+        if explicit:
+            raise
+        # Found by default rather than asked for: the rest of the analysis still stands.
+        warnings.append(("prompts", f"{exc}; identity baseline skipped"))
+        return None
+    warnings.extend(match.warnings)
+    return identity_summary(result.table, match, orientation_cut(props), orientation_partition(props), hbb_dir)
+
+
+def _write_outputs(out_dir: Path, data: dict, names) -> None:
+    from hbb2obb.analysis_plot import plot_analysis
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "analysis.md").write_text(render_markdown(data, names), encoding="utf-8")
+        (out_dir / "analysis.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True),
+                                               encoding="utf-8")
+        plot_analysis(data).savefig(out_dir / "analysis.png", dpi=110)
+    except OSError as exc:
+        raise InputError(f"{out_dir}: cannot write ({exc.strerror or exc})") from None
+
+
+@multi_value_command({"excluded_classes": int, "boundary_classes": int}, name=PROGRAM)
+@click.argument("gt_dir", type=click.Path(path_type=Path))
+@click.argument("pred_dir", type=click.Path(path_type=Path))
+@evaluation_options
+@click.option("-i", "--img_source", type=click.Path(path_type=Path),
+              help="Folder of the frames; sizes are read from the image headers (frame edge, normalized labels).")
+@click.option("-mp", "--map_path", type=click.Path(path_type=Path), help="Label map YAML {id: name}.")
+@click.option("-hd", "--hbb_dir", type=click.Path(path_type=Path),
+              help="HBB prompts (YOLO-HBB) for the identity baseline [default: GT_DIR/../labels_hbb when it exists].")
+@click.option("-bc", "--boundary_classes", type=int, multiple=True,
+              help="Class ids the side ratios are restricted to; several after one flag: -bc 0 2.")
+@click.option("-o", "--out_dir", type=click.Path(path_type=Path),
+              help="Also write analysis.md, analysis.yaml and analysis.png into this folder.")
+@click.option("--worst", type=int, default=0, show_default=True, metavar="N",
+              help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box.")
+@click.option("--baseline", "baseline_dir", type=click.Path(path_type=Path), metavar="PRED_DIR_B",
+              help="A second converted set: report the paired difference PRED_DIR minus PRED_DIR_B per cut.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True, metavar="N",
+              help="Bootstrap resamples for the --baseline intervals.")
+@click.option("--one_to_one", is_flag=True, help="Exclusive matching, highest IoU first (default: non-exclusive).")
+@click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
+              help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
+@click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@version_option(PROGRAM)
+@handles_errors(PROGRAM)
+def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
+         img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir, worst, baseline_dir,
+         seed, n_boot, one_to_one, missing_pred, jobs, no_bar):
+    """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
+    edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
+    with a second converted set.
+
+    Same matching as hbb2obb-eval. Exit status: 0 ok, 2 usage or input error.
+    """
+    if worst < 0:
+        raise UsageError(f"--worst must not be negative, got {worst}")
+    if baseline_dir is not None and n_boot < MIN_BOOTSTRAP:
+        raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
+    settings = EvalSettings(excluded_classes=excluded_classes, iou_threshold=iou_threshold,
+                            class_agnostic=class_agnostic, exclude_edge_cases=exclude_edge_cases,
+                            edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred)
+    sizes = ImageSizes(img_source, img_width, img_height)
+    label_map = load_label_map(map_path)
+    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
+    warnings = list(result.warnings)
+    flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
+    warnings += flag_warnings
+    props = ground_truth_properties(result.table, flags, edge_tolerance)
+    explicit = hbb_dir is not None
+    if not explicit:
+        default = Path(gt_dir).resolve().parent / "labels_hbb"
+        hbb_dir = default if default.is_dir() else None
+    identity = _identity(result, props, hbb_dir, explicit, warnings)
+    comparison, names = None, None
+    if baseline_dir is not None:
+        baseline = _evaluate(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline")
+        warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
+        comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
+                                  n_boot=n_boot)
+        comparison.update(a=str(pred_dir), b=str(baseline_dir))
+        names = (str(pred_dir), str(baseline_dir))
+    data = analyze(result, props, label_map, identity=identity, comparison=comparison,
+                   boundary_classes=boundary_classes, worst=worst)
+    warn(PROGRAM, warnings)
+    click.echo(render_analysis(data, names), nl=False)
+    if out_dir is not None:
+        _write_outputs(out_dir, data, names)

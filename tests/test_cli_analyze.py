@@ -1,0 +1,239 @@
+"""hbb2obb-analyze as a user runs it: the sample against the reference, the paired comparison,
+files written, worst pairs, bad input."""
+
+import re
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+from PIL import Image
+
+from conftest import rect
+from hbb2obb.cli.analyze import main
+from test_compare import shifted_pair
+
+NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def numbered_rows(text):
+    """``{(section, wording with numbers blanked): [[numbers], ...]}`` of every line holding numbers.
+
+    Rows of a section that read alike (``off-axis # to # deg``) are kept in order under one key.
+    """
+    section, rows = "", {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("#"):
+            section = line.strip("# ").lower()
+            continue
+        numbers = NUMBER.findall(line)
+        if numbers:
+            rows.setdefault((section, " ".join(NUMBER.sub("#", line).split())), []).append(numbers)
+    return rows
+
+
+# --------------------------------------------------------------------------- the real sample
+
+
+def test_sample_matches_the_reference_table_by_table(sample_dir, reference_dir):
+    code, out, err = run(sample_dir / "labels_obb_gt", sample_dir / "labels_obb_sam_b",
+                         "-mp", sample_dir / "classes.yaml", "-hd", sample_dir / "labels_hbb",
+                         "-i", sample_dir / "images", "-nb")
+    assert code == 0, err
+    ours = numbered_rows(out)
+    reference = numbered_rows((reference_dir / "analyze_sam_b.txt").read_text(encoding="utf-8"))
+    assert sum(len(rows) for rows in reference.values()) > 40  # the parser found the tables
+    for key, their_rows in reference.items():
+        assert key in ours, f"missing in ours: {key}"
+        assert len(ours[key]) == len(their_rows), key
+        for mine, theirs in zip(ours[key], their_rows):
+            assert len(mine) == len(theirs), key
+            for a, b in zip(mine, theirs):
+                places = len(b.split(".")[1]) if "." in b else 0
+                assert abs(float(a) - float(b)) <= 1.0001 * 10 ** -places, (key, mine, theirs)
+    sections = {section for section, _ in reference}
+    assert {"by class", "against doing nothing", "converted-to-reference side ratios",
+            "by ground-truth orientation, interior and not difficult (115 boxes)"} <= sections
+
+
+def test_sample_finds_its_prompts_beside_the_ground_truth(sample_dir):
+    code, out, _ = run(sample_dir / "labels_obb_gt", sample_dir / "labels_obb_sam_b", "-nb")
+    assert code == 0
+    row = re.search(r"^\s+all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)", out, re.M)
+    assert row.groups() == ("122", "0.7104", "0.8885", "+0.1781")
+    assert "frame size unknown: edge not checked" in out and "### By frame edge" not in out
+
+
+# --------------------------------------------------------------------------- --baseline
+
+
+def test_baseline_reports_the_constructed_paired_difference(tmp_path):
+    gt, a_dir, b_dir, iou_a, iou_b, shifted = shifted_pair(tmp_path)
+    expected = iou_a - iou_b
+    code, out, err = run(gt, a_dir, "--baseline", b_dir, "-o", tmp_path / "out", "--seed", 7,
+                         "--bootstrap", 400, "-nb")
+    assert code == 0, err
+    sentence = re.search(r"^Mean IoU over (\d+) boxes both matched: .* difference ([+-][\d.]+) "
+                         r"\(paired SE ([\d.]+), 95% CI ([+-][\d.]+) to ([+-][\d.]+)\): (.*)\. "
+                         r"Wins/losses/ties per box: (\d+)/(\d+)/(\d+)\.$", out, re.M)
+    assert sentence, out
+    assert int(sentence.group(1)) == expected.size
+    assert sentence.group(2) == f"{expected.mean():+.4f}"
+    assert sentence.group(3) == f"{expected.std(ddof=1) / np.sqrt(expected.size):.4f}"
+    assert sentence.group(6) == "A is better"
+    assert int(sentence.group(9)) == int((~shifted).sum())
+    data = yaml.safe_load((tmp_path / "out" / "analysis.yaml").read_text(encoding="utf-8"))
+    overall = data["comparison"]["overall"]
+    assert overall["iou_diff"] == pytest.approx(expected.mean(), abs=1e-12)
+    assert overall["ties"] == int((~shifted).sum())
+    assert f"{overall['iou_ci'][0]:+.4f} to {overall['iou_ci'][1]:+.4f}" == sentence.group(4) + " to " + sentence.group(5)
+    # Reproducible: the same seed prints the same report.
+    assert run(gt, a_dir, "--baseline", b_dir, "--seed", 7, "--bootstrap", 400, "-nb")[1] == out
+
+
+def test_baseline_against_itself_is_within_the_noise(tmp_path):
+    gt, a_dir, _, iou_a, _, _ = shifted_pair(tmp_path)
+    code, out, _ = run(gt, a_dir, "--baseline", a_dir, "-nb", "--bootstrap", 200)
+    assert code == 0
+    assert f"difference +0.0000 (paired SE 0.0000, 95% CI +0.0000 to +0.0000): within the noise" in out
+    assert f"Wins/losses/ties per box: 0/0/{iou_a.size}." in out
+
+
+# --------------------------------------------------------------------------- files written
+
+
+def test_out_dir_writes_markdown_yaml_and_png(tmp_path):
+    gt, a_dir, _, iou_a, _, _ = shifted_pair(tmp_path)
+    hbb = tmp_path / "hbb"
+    hbb.mkdir()
+    for path in sorted(gt.glob("*.txt")):
+        corners = np.array([[float(v) for v in line.split()[1:]] for line in path.read_text().splitlines()])
+        corners = corners.reshape(-1, 4, 2)
+        low, high = corners.min(axis=1), corners.max(axis=1)
+        centre, size = ((low + high) / 2).tolist(), (high - low).tolist()
+        (hbb / path.name).write_text("".join(f"0 {c[0]!r} {c[1]!r} {s[0]!r} {s[1]!r}\n" for c, s in zip(centre, size)))
+    out_dir = tmp_path / "nested" / "out"
+    code, out, err = run(gt, a_dir, "-hd", hbb, "-iw", 2000, "-ih", 1000, "-o", out_dir, "-nb")
+    assert code == 0 and err == "", err
+    data = yaml.safe_load((out_dir / "analysis.yaml").read_text(encoding="utf-8"))
+    assert data["overall"]["boxes"] == iou_a.size
+    assert data["overall"]["avg_iou"] == pytest.approx(iou_a.mean(), abs=1e-12)
+    assert [cut["key"] for cut in data["cuts"]] == ["orientation", "orientation_controlled", "short_side", "edge",
+                                                   "class"]
+    assert data["identity"]["rows"][0]["boxes"] == iou_a.size
+    assert len(data["side_ratios"]["bands"]) == 6
+    markdown = (out_dir / "analysis.md").read_text(encoding="utf-8")
+    assert "### Against doing nothing" in markdown
+    assert "| | Boxes | IoU (mean) | IoU (std) | IoU (SEM) |" in markdown.replace("|  |", "| |")
+    assert f"{data['overall']['avg_iou']:.5f}" in out
+    with Image.open(out_dir / "analysis.png") as image:
+        assert image.format == "PNG"
+        assert image.size[0] > 1500 and image.size[1] > 500
+
+
+# --------------------------------------------------------------------------- worst pairs
+
+
+def test_worst_lists_the_known_worst_boxes_and_the_unmatched(write_labels):
+    gt = [rect(100 * k, 0, 40, 20) for k in range(5)]
+    shifts = [1, 9, 3, 40, 5]  # box 4 (line 4) gets no match; line 2 is the worst matched pair
+    pred = [rect(100 * k + s, 0, 40, 20) for k, s in enumerate(shifts)]
+    root = write_labels({"gt/f.txt": "\n".join(gt) + "\n", "pred/f.txt": "\n".join(pred) + "\n",
+                         "classes.yaml": "0: Car\n"})
+    code, out, _ = run(root / "gt", root / "pred", "--worst", 2, "-mp", root / "classes.yaml", "-nb")
+    assert code == 0
+    block = out.split("### Lowest IoU (2 matched pairs)")[1].split("###")[0]
+    rows = [line.split() for line in block.strip().splitlines()[1:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("f", "2", "Car"), ("f", "5", "Car")]
+    assert rows[0][3] == f"{31 * 20 / (49 * 20):.4f}"
+    unmatched = out.split("### Unmatched ground-truth boxes (1)")[1].split()
+    assert unmatched[unmatched.index("f") + 1] == "4"
+    assert "Unmatched: 1 of 5 ground-truth boxes" in out
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def test_boundary_classes_take_several_values_after_one_flag(write_labels):
+    gt = rect(0, 0, 40, 20) + "\n" + rect(100, 0, 40, 20, cls=1) + "\n" + rect(200, 0, 40, 20, cls=2) + "\n"
+    root = write_labels({"gt/a.txt": gt, "pred/a.txt": gt, "classes.yaml": "0: Car\n1: Bus\n2: Truck\n"})
+    code, out, err = run("-bc", 0, 2, root / "gt", root / "pred", "-mp", root / "classes.yaml", "-nb")
+    assert code == 0, err
+    assert "classes Car, Truck." in out
+    aligned = re.search(r"^\s+exactly aligned\s+(\d+)", out, re.M)
+    assert aligned.group(1) == "2"
+
+
+def test_empty_ground_truth_is_a_report_of_zeros(write_labels):
+    root = write_labels({"gt/a.txt": "", "pred/a.txt": ""})
+    code, out, _ = run(root / "gt", root / "pred", "-nb")
+    assert code == 0
+    assert out.startswith("# Conversion breakdown\n\n0 matched boxes. Mean IoU 0.00000")
+
+
+def test_broken_prediction_line_is_warned_and_skipped(write_labels):
+    root = write_labels({"gt/a.txt": rect(0, 0, 40, 20) + "\n", "pred/a.txt": rect(0, 0, 40, 20) + "\n0 1 2 3\n"})
+    code, out, err = run(root / "gt", root / "pred", "-nb")
+    assert code == 0
+    assert "pred/a.txt:2:" in err and "warning" in err
+    assert out.startswith("# Conversion breakdown\n\n1 matched boxes. Mean IoU 1.00000")
+
+
+def test_version():
+    code, out, _ = run("--version")
+    assert code == 0 and out.startswith("hbb2obb-analyze ")
+
+
+def test_default_prompts_in_the_wrong_units_are_skipped_with_a_warning(write_labels):
+    root = write_labels({"data/gt/a.txt": rect(10, 10, 40, 20) + "\n", "data/pred/a.txt": rect(10, 10, 40, 20) + "\n",
+                         "data/labels_hbb/a.txt": "0 0.5 0.5 0.1 0.1\n"})
+    code, out, err = run(root / "data" / "gt", root / "data" / "pred", "-nb")
+    assert code == 0
+    assert "identity baseline skipped" in err
+    assert "No HBB prompts were found" in out
+    code, _, err = run(root / "data" / "gt", root / "data" / "pred", "-hd", root / "data" / "labels_hbb", "-nb")
+    assert code == 2 and "normalized while the ground truth is in pixels" in err
+
+
+GOOD = rect(0, 0, 40, 20) + "\n"
+
+
+@pytest.mark.parametrize(
+    "files, extra, message",
+    [
+        ({"pred/a.txt": GOOD}, [], "gt: ground-truth folder not found"),
+        ({"gt/a.txt": GOOD}, [], "pred: prediction folder not found"),
+        ({"gt/a.txt": GOOD + "x 0 0 1 0 1 1 0 1\n", "pred/a.txt": GOOD}, [], "gt/a.txt:2: class id is not an integer"),
+        ({"gt/a.txt": GOOD + "0 0 0 1 0 1 nan 0 1\n", "pred/a.txt": GOOD}, [], "gt/a.txt:2: field 7 is not finite"),
+        ({"gt/a.txt": GOOD, "gt/a.dota": "0 0 1 0 1 1 0 1 car 3\n", "pred/a.txt": GOOD, "m.yaml": "0: car\n"},
+         ["-mp", "{root}/m.yaml"], "gt/a.dota:1: difficult flag must be 0 or 1"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-hd", "{root}/nope"], "nope: HBB prompt folder not found"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["--baseline", "{root}/nope"], "nope: prediction folder not found"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["--baseline", "{root}/pred", "--bootstrap", "10"],
+         "--bootstrap must be at least 100"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["--worst", "-3"], "--worst must not be negative"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-iw", "100"], "--img_width and --img_height must be given together"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD, "file": ""}, ["-o", "{root}/file"], "exists and is not a folder"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-mp", "{root}/missing.yaml"], "missing.yaml: label map not found"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-i", "{root}/no_images"], "no_images: image folder not found"),
+    ],
+    ids=["no-gt", "no-pred", "bad-class", "nan", "bad-dota", "no-hbb", "no-baseline", "bootstrap", "worst",
+         "width-only", "out-is-file", "no-map", "no-images"],
+)
+def test_bad_input_exits_2_with_one_line(write_labels, files, extra, message):
+    root = write_labels(files)
+    args = [root / "gt", root / "pred", "-nb"] + [a.format(root=root) for a in extra]
+    code, out, err = run(*args)
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("hbb2obb-analyze: error: ")
+    assert message in lines[0]
+    assert "Traceback" not in err
