@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.pictures import check_overlay, emit_overlays, overlay_options
 from hbb2obb.errors import UsageError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
@@ -64,10 +65,12 @@ def evaluation_options(function):
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
+         overlay, overlay_size,
          spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
@@ -86,6 +89,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
                             one_to_one, missing_pred, spatial_threshold)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
+    check_overlay(overlay, img_source)
     plan = plan_frames(gt_dir, pred_dir, missing_pred)
     with progress_bar(len(plan.frames), "Evaluating", no_bar) as bar:
         result = evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
@@ -100,6 +104,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         click.echo(render_report(metrics, label_map), nl=False)
     if output is not None:
         write_metrics(metrics, output)
+    emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
     failed = check_gates(gates, metrics)
     for gate in gates:
         outcome = next((value for g, value in failed if g is gate), None)
