@@ -5,9 +5,10 @@ COCOeval style: one :class:`~hbb2obb.evaluate.MatchTable` is accumulated by
 ground-truth rows. Nothing is re-matched per cut, so a pair scored here is the pair eval scored.
 
 * :func:`ground_truth_properties`: per ground-truth row, off-axis angle, sides, edge and
-  difficult flags, class.
+  difficult flags (:func:`difficult_flags` reads them from ``.dota`` files), class.
 * :func:`orientation_cut`, :func:`orientation_partition`, :func:`short_side_cut`,
-  :func:`edge_cut`, :func:`class_cut`: the cuts, as :class:`Cut` (labelled masks).
+  :func:`edge_cut`, :func:`difficult_cut`, :func:`class_cut`: the cuts, as :class:`Cut`
+  (labelled masks); :func:`standard_cuts` lists those of the report.
 * :func:`group_statistics`, :func:`summarize_cut`: the statistics of each group.
 * :func:`side_ratio_table`: converted-to-reference side ratios by reference off-axis band.
 * :func:`worst_pairs`, :func:`unmatched_gt_rows`: table rows to open and fix.
@@ -28,6 +29,7 @@ from hbb2obb.frames import touches_edge
 from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_lengths
 from hbb2obb.io import read_dota, read_obb_labels
 from hbb2obb.io.labelmap import class_name
+from hbb2obb.overlap_metrics import RowOverlap, overlap_statistics, row_overlap
 
 AXIS_ALIGNED_BELOW = 0.005
 """Off-axis angle (degrees) under which a ground-truth box counts as axis-aligned."""
@@ -262,12 +264,19 @@ def group_statistics(ious, angle_errors) -> dict:
     )
 
 
-def summarize_cut(table: MatchTable, cut: Cut) -> dict:
-    """``{"key", "title", "groups": [{"label", ...group_statistics}]}`` over matched rows."""
+def summarize_cut(table: MatchTable, cut: Cut, overlap: Optional[RowOverlap] = None) -> dict:
+    """``{"key", "title", "groups": [{"label", ...group_statistics}]}`` over matched rows.
+
+    With ``overlap`` (:func:`~hbb2obb.overlap_metrics.row_overlap` of the table) each group also
+    gets the distance-aware keys and ``spatial_match`` (over all the group's ground-truth rows).
+    """
     groups = []
     for label, mask in zip(cut.labels, cut.masks):
         rows = mask & table.matched
-        groups.append({"label": label, **group_statistics(table.iou[rows], table.angle_error[rows])})
+        group = {"label": label, **group_statistics(table.iou[rows], table.angle_error[rows])}
+        if overlap is not None:
+            group.update(overlap_statistics(overlap, mask))
+        groups.append(group)
     return {"key": cut.key, "title": cut.title, "groups": groups}
 
 
@@ -423,6 +432,7 @@ def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: O
     table = result.table
     controlled = props.controlled
     metrics = result.metrics
+    overlap = row_overlap(table, result.settings.spatial_threshold)
     ratio_rows = controlled.copy()
     if boundary_classes:
         ratio_rows &= np.isin(props.class_id, np.asarray(list(boundary_classes), dtype=np.int64))
@@ -433,17 +443,18 @@ def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: O
             "unmatched_ground_truth": int((~table.matched).sum()),
             "unmatched_predictions": int((~table.pred_matched).sum()),
             **group_statistics(table.iou[table.matched], table.angle_error[table.matched]),
+            **overlap_statistics(overlap),
         },
-        "settings": {k: metrics[k] for k in ("iou_threshold", "class_agnostic", "exclude_edge_cases",
-                                             "excluded_classes", "one_to_one")},
+        "settings": {k: metrics[k] for k in ("iou_threshold", "spatial_threshold", "class_agnostic",
+                                             "exclude_edge_cases", "excluded_classes", "one_to_one")},
         "input_health": {k: metrics[k] for k in ("frames_scored", "missing_pred_files", "orphan_pred_files",
                                                  "skipped_pred_lines", "reordered_boxes", "degenerate_boxes",
                                                  "total_edge_cases")},
         "edge_checked": props.any_edge_known,
         "controlled_subset": _controlled_name(props),
         "controlled_boxes": int(controlled.sum()),
-        "cuts": [summarize_cut(table, cut) for cut in standard_cuts(props, label_map)],
-        "orientation_partition": summarize_cut(table, orientation_partition(props)),
+        "cuts": [summarize_cut(table, cut, overlap) for cut in standard_cuts(props, label_map)],
+        "orientation_partition": summarize_cut(table, orientation_partition(props), overlap),
         "side_ratios": {
             "classes": [class_name(label_map or {}, c) for c in boundary_classes] or "all",
             "bands": side_ratio_table(table, props, ratio_rows),

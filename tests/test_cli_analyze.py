@@ -101,7 +101,7 @@ def test_baseline_against_itself_is_within_the_noise(tmp_path):
     gt, a_dir, _, iou_a, _, _ = shifted_pair(tmp_path)
     code, out, _ = run(gt, a_dir, "--baseline", a_dir, "-nb", "--bootstrap", 200)
     assert code == 0
-    assert f"difference +0.0000 (paired SE 0.0000, 95% CI +0.0000 to +0.0000): within the noise" in out
+    assert "difference +0.0000 (paired SE 0.0000, 95% CI +0.0000 to +0.0000): within the noise" in out
     assert f"Wins/losses/ties per box: 0/0/{iou_a.size}." in out
 
 
