@@ -29,15 +29,21 @@ def _group_row(group: dict, extended: bool) -> list:
     row = [group["label"], group["boxes"], f"{group['avg_iou']:.4f}"]
     if extended:
         row += [f"{group['std_iou']:.4f}", f"{group['sem_iou']:.4f}"]
-    return row + [f"{group['median_iou']:.4f}", f"{group['share_below_75']:.1%}",
-                  f"{group['share_at_least_90']:.1%}", f"{group['p90_angle_error']:.2f}",
-                  f"{group['avg_angle_error']:.2f}"]
+    row += [f"{group['median_iou']:.4f}", f"{group['share_below_75']:.1%}",
+            f"{group['share_at_least_90']:.1%}", f"{group['p90_angle_error']:.2f}",
+            f"{group['avg_angle_error']:.2f}"]
+    if extended and "avg_giou" in group:
+        row += [f"{group['avg_giou']:.4f}", f"{group['avg_diou']:.4f}", f"{group['avg_ciou']:.4f}",
+                f"{group['avg_center_offset']:.2f}", f"{group['spatial_match']:.1%}"]
+    return row
 
 
 def _group_table(cut: dict, extended: bool) -> tuple[list, list]:
     headers = [""] + GROUP_HEADERS
     if extended:
         headers = headers[:3] + ["IoU (std)", "IoU (SEM)"] + headers[3:]
+        if cut["groups"] and "avg_giou" in cut["groups"][0]:
+            headers += ["GIoU", "DIoU", "CIoU", "Centre offset (px)", "Spatial match"]
     return headers, [_group_row(g, extended) for g in cut["groups"]]
 
 

@@ -199,3 +199,26 @@ def test_bad_threshold_flag_exits_2(labels, value):
     code, _, err = run(*labels, "--spatial_threshold", value)
     assert code == 2
     assert "spatial threshold must be in (0, 1]" in err
+
+
+# --- per group in analyze ---------------------------------------------------------------------------
+
+
+def test_analyze_groups_carry_the_same_keys(labels):
+    from hbb2obb.analysis import analyze, ground_truth_properties
+    from hbb2obb.analysis_report import render_markdown
+    from hbb2obb.overlap_metrics import DISTANCE_KEYS
+
+    result = evaluate_frames(*labels)
+    data = analyze(result, ground_truth_properties(result.table), {0: "Car", 1: "Bus"})
+    metrics = result.metrics
+    assert data["overall"]["spatial_match"] == metrics["spatial_match"] == 2 / 5
+    assert data["settings"]["spatial_threshold"] == 0.5
+    by_class = next(cut for cut in data["cuts"] if cut["key"] == "class")
+    for group, class_id in zip(by_class["groups"], (0, 1)):
+        stats = metrics["class_stats"][class_id]
+        assert {k: group[k] for k in DISTANCE_KEYS + ("spatial_match",)} == \
+            {k: stats[k] for k in DISTANCE_KEYS + ("spatial_match",)}
+    markdown = render_markdown(data)
+    assert "| Spatial match |" in markdown
+    assert re.search(r"^\| Car \| 3 \|.*\| 66\.7% \|$", markdown, re.M)
