@@ -120,9 +120,10 @@ def enclosing_extent(gt, pred) -> np.ndarray:
     v = np.stack([-u[:, 1], u[:, 0]], axis=1)
     # Measured from the ground truth's first corner, so 4K coordinates keep their precision.
     points = np.concatenate([gt, pred], axis=1) - gt[:, :1, :]
-    along = np.einsum("nkd,nd->nk", points, u)
-    across = np.einsum("nkd,nd->nk", points, v)
-    return np.stack([np.ptp(along, axis=1), np.ptp(across, axis=1)], axis=1)
+    x, y = points[..., 0], points[..., 1]
+    along = x * u[:, :1] + y * u[:, 1:]
+    across = x * v[:, :1] + y * v[:, 1:]
+    return np.stack([along.max(axis=1) - along.min(axis=1), across.max(axis=1) - across.min(axis=1)], axis=1)
 
 
 def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
