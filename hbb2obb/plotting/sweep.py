@@ -1,0 +1,237 @@
+"""Figures of sweeps: a metric against the scale factor per run, and runs against their cost.
+
+Both functions take plain records (the dicts of ``results.yaml``) and return a Figure on an Agg
+canvas; :func:`save_figure` writes one. Nothing here reads files or decides what is best: the
+caller passes the chosen point.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import PercentFormatter
+
+from hbb2obb.sweep import format_value
+from hbb2obb.sweep_report import PLOT_METRICS, metric_value
+
+COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MIN_AREA, MAX_AREA = 25.0, 320.0  # marker areas (pt^2) of the fastest and the slowest point
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _x_axis(records: list, axes: list) -> Optional[str]:
+    """The axis to draw along: the scale factor when swept, else the first numeric axis."""
+    if "scale_factor" in axes:
+        return "scale_factor"
+    for axis in axes:
+        if all(_is_number(r.get(axis)) for r in records):
+            return axis
+    return None
+
+
+def _x_of(record: dict, axis: Optional[str], index: int) -> float:
+    if axis is None:
+        return float(index)
+    value = record[axis]
+    return float(value[0] if isinstance(value, (list, tuple)) else value)  # a short,long pair: the short side
+
+
+def _series_key(record: dict, axis: Optional[str], others: list) -> tuple:
+    key = [(a, format_value(record.get(a, "-"))) for a in others]
+    value = record.get(axis) if axis else None
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        key.append(("long-side factor", format_value(value[1])))
+    return tuple(key)
+
+
+def _areas(seconds: np.ndarray, top: float) -> np.ndarray:
+    if top <= 0:
+        return np.full(seconds.shape, (MIN_AREA + MAX_AREA) / 2)
+    return MIN_AREA + (MAX_AREA - MIN_AREA) * np.clip(seconds / top, 0, 1)
+
+
+def sweep_figure(records: Sequence[dict], axes: Sequence[str], metric: str = "avg_iou",
+                 best: Optional[dict] = None, title: str = "") -> Figure:
+    """The metric against the scale factor: one series per combination of the other axes.
+
+    Marker area grows with the conversion time, the spread (``std``) is drawn as error bars
+    where the metric has one, and ``best`` (the ranked best point) is starred and annotated.
+    Axes holding one value across the records are named in the subtitle, not in the legend.
+
+    Examples
+    --------
+    >>> recs = [{"scale_factor": s, "avg_iou": 0.8 + s, "std_iou": 0.05, "execution_time": 1.0}
+    ...         for s in (0.0, 0.05)]
+    >>> fig = sweep_figure(recs, ["scale_factor"], best=recs[1])
+    >>> fig.axes[0].get_xlabel()
+    'scale_factor'
+    """
+    label, higher_better, spread_key = PLOT_METRICS[metric]
+    failed = sum(1 for r in records if r.get("status", "ok") != "ok")
+    records = [r for r in records if r.get("status", "ok") == "ok" and metric_value(r, metric) is not None]
+    axis = _x_axis(records, list(axes))
+    varying = [a for a in axes if a != axis and len({format_value(r.get(a, "-")) for r in records}) > 1]
+    fixed = [a for a in axes if a != axis and a not in varying and records and a in records[0]]
+    fig = Figure(figsize=(9.0, 5.6), dpi=110, facecolor="white")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    times = np.array([float(r.get("execution_time") or 0.0) for r in records])
+    top = float(times.max()) if times.size else 0.0
+    groups: dict = {}
+    for index, record in enumerate(records):
+        groups.setdefault(_series_key(record, axis, varying), []).append((_x_of(record, axis, index), record))
+    xs = [_x_of(r, axis, i) for i, r in enumerate(records)]
+    dodge = 0.006 * ((max(xs) - min(xs)) if xs else 0.0)  # error bars of series sharing an x side by side
+    for number, (key, members) in enumerate(groups.items()):
+        members.sort(key=lambda pair: pair[0])
+        x = np.array([m[0] for m in members])
+        y = np.array([metric_value(m[1], metric) for m in members])
+        color = COLORS[number % len(COLORS)]
+        name = ", ".join(f"{a}={v}" for a, v in key) or "all points"
+        if spread_key and all(spread_key in m[1] for m in members):
+            spread = np.array([float(m[1][spread_key]) for m in members])
+            shift = (number - (len(groups) - 1) / 2) * dodge
+            ax.errorbar(x + shift, y, yerr=spread, fmt="none", ecolor=color, alpha=0.3, capsize=2, linewidth=1)
+        ax.plot(x, y, color=color, linewidth=1.3, alpha=0.8, label=name)
+        seconds = np.array([float(m[1].get("execution_time") or 0.0) for m in members])
+        ax.scatter(x, y, s=_areas(seconds, top), color=color, alpha=0.75, edgecolors="white", linewidths=0.6,
+                   zorder=3)
+    if best is not None and metric_value(best, metric) is not None and best in records:
+        bx, by = _x_of(best, axis, records.index(best)), metric_value(best, metric)
+        ax.scatter([bx], [by], marker="*", s=420, color="gold", edgecolors="black", linewidths=1.0, zorder=5,
+                   label="best (highest average IoU)")
+        where = ", ".join(f"{a}={format_value(best[a])}" for a in axes if a in best)
+        _annotate_inward(ax, bx, by, f"{where}\n{metric} = {by:.4g}")
+    ax.set_xlabel(axis or "grid point")
+    if axis is not None and any(isinstance(r.get(axis), (list, tuple)) for r in records):
+        ax.set_xlabel(f"{axis} (short side)")
+    ax.set_ylabel(label + ("" if higher_better else "  (lower is better)"))
+    if metric.startswith("iou_at_"):
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.grid(True, alpha=0.3)
+    subtitle = ", ".join(f"{a}={format_value(records[0][a])}" for a in fixed)
+    notes = [s for s in (subtitle, f"marker area: conversion time (largest {top:.2f} s)" if top else "",
+                         "error bars: ±1 std (box-to-box spread)" if spread_key and records else "",
+                         f"{failed} failed point(s) not drawn" if failed else "") if s]
+    ax.set_title((title + "\n" if title else "") + "; ".join(notes), fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    if top > 0:
+        for seconds in (top / 4, top):
+            handles.append(Line2D([], [], linestyle="none", marker="o", color="0.5",
+                                  markersize=math.sqrt(_areas(np.array([seconds]), top)[0])))
+            labels.append(f"{seconds:.2g} s")
+    ax.legend(handles, labels, fontsize=8, loc="best", framealpha=0.85)
+    if not records:
+        ax.text(0.5, 0.5, f"no grid point has {metric}", ha="center", va="center", transform=ax.transAxes)
+    fig.tight_layout()
+    return fig
+
+
+def _annotate_inward(ax, x: float, y: float, text: str) -> None:
+    """A label beside a point, on the side facing the middle of the axes, so it stays inside."""
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    right = (x - x0) / ((x1 - x0) or 1) > 0.5
+    top = (y - y0) / ((y1 - y0) or 1) > 0.5
+    ax.annotate(text, (x, y), xytext=(-14 if right else 14, -18 if top else 18), textcoords="offset points",
+                ha="right" if right else "left", va="top" if top else "bottom", fontsize=8.5, zorder=6,
+                bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.6", "alpha": 0.8})
+
+
+def pareto_front(seconds: Sequence[float], scores: Sequence[float], higher_better: bool = True) -> list[int]:
+    """Indices of the points no other point beats on both time (lower) and score, fastest first.
+
+    Examples
+    --------
+    >>> pareto_front([1.0, 2.0, 3.0, 4.0], [0.80, 0.79, 0.85, 0.85])
+    [0, 2]
+    """
+    sign = 1.0 if higher_better else -1.0
+    order = sorted(range(len(seconds)), key=lambda i: (seconds[i], -sign * scores[i]))
+    front, best = [], -math.inf
+    for i in order:
+        if sign * scores[i] > best:
+            front.append(i)
+            best = sign * scores[i]
+    return front
+
+
+def comparison_figure(rows: Sequence[dict], metric: str = "avg_iou", title: str = "") -> Figure:
+    """Each run's best point: its score against its conversion time, the Pareto front dashed.
+
+    ``rows`` are best records with a ``name`` key, ranked leader first. For ``avg_iou`` the
+    leader's ±1 SEM band is shaded: runs inside it are tied with the leader.
+    """
+    label, higher_better, _ = PLOT_METRICS[metric]
+    rows = [r for r in rows if metric_value(r, metric) is not None]
+    fig = Figure(figsize=(9.0, 5.6), dpi=110, facecolor="white")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    seconds = [max(float(r.get("execution_time") or 0.0), 1e-3) for r in rows]
+    scores = [metric_value(r, metric) for r in rows]
+    if rows and metric == "avg_iou" and rows[0].get("sem_iou") is not None:
+        leader, sem = rows[0]["avg_iou"], float(rows[0]["sem_iou"])
+        ax.axhspan(leader - sem, leader + sem, color="#56B4E9", alpha=0.18, linewidth=0,
+                   label=f"leader ±1 SEM ({sem:.4f})")
+    front = pareto_front(seconds, scores, higher_better)
+    if len(front) > 1:
+        ax.plot([seconds[i] for i in front], [scores[i] for i in front], linestyle="--", color="0.35",
+                linewidth=1.2, label="Pareto front", zorder=2, drawstyle="steps-post")
+    for members, color, name in ((front, "#D55E00", "on the Pareto front"),
+                                 ([i for i in range(len(rows)) if i not in set(front)], "#0072B2", "dominated")):
+        if members:
+            ax.scatter([seconds[i] for i in members], [scores[i] for i in members], s=70, zorder=3, color=color,
+                       edgecolors="black", linewidths=0.6, label=name)
+    if seconds and max(seconds) / min(seconds) > 20:
+        ax.set_xscale("log")
+    ax.margins(x=0.15, y=0.15)
+    ax.set_xlabel("conversion time of the best grid point (s)")
+    ax.set_ylabel(label + ("" if higher_better else "  (lower is better)"))
+    ax.set_title(title or f"Best grid point per run: {label} against time", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="best")
+    if not rows:
+        ax.text(0.5, 0.5, f"no run has {metric}", ha="center", va="center", transform=ax.transAxes)
+    fig.tight_layout()
+    _label_points(fig, ax, seconds, scores, [str(r.get("name", i)) for i, r in enumerate(rows)])  # after the layout
+    return fig
+
+
+def _label_points(fig, ax, xs, ys, labels) -> None:
+    """Name each point, trying a few positions around it so that no two names overlap."""
+    from matplotlib.transforms import Bbox
+
+    renderer = fig.canvas.get_renderer()
+    centres = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.zeros((0, 2))
+    radius = 7.0 * fig.dpi / 72  # a marker's half width in pixels
+    markers = [Bbox.from_extents(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]
+    placed = []
+    offsets = ((6, 4, "left", "bottom"), (6, -4, "left", "top"), (-6, 4, "right", "bottom"),
+               (-6, -4, "right", "top"), (6, 14, "left", "bottom"), (6, -14, "left", "top"))
+    for i, (x, y, text) in enumerate(zip(xs, ys, labels)):
+        obstacles = placed + markers[:i] + markers[i + 1:]
+        for dx, dy, ha, va in offsets:
+            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8)
+            extent = note.get_window_extent(renderer)
+            if not any(extent.overlaps(other) for other in obstacles) or (dx, dy) == offsets[-1][:2]:
+                placed.append(extent)
+                break
+            note.remove()
+
+
+def save_figure(fig: Figure, path: Path) -> Path:
+    """Write a figure as PNG and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=fig.dpi, facecolor="white")
+    return path
