@@ -267,3 +267,55 @@ def test_sample_sheet_of_the_24_worst(sample_dir, tmp_path):
     assert missing == {}
     with Image.open(tmp_path / "worst.png") as sheet:
         assert sheet.size == (GAP + 6 * (TILE + GAP), HEADER + 4 * (CAPTION + TILE + GAP))
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory):
+    from hbb2obb.synthetic import generate_dataset
+
+    return generate_dataset(tmp_path_factory.mktemp("sheets"), n_frames=3, width=640, height=360, seed=3,
+                            boxes_per_frame=(8, 10))
+
+
+def analyze_args(info, *extra):
+    return [str(info.gt_dir), str(info.pred_dir), "-mp", str(info.map_path), "-nb", *extra]
+
+
+def test_analyze_writes_worst_sheets_with_images_and_out_dir(small_dataset, tmp_path):
+    from click.testing import CliRunner
+
+    from hbb2obb.cli.analyze import main as analyze_main
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "-i", str(small_dataset.images_dir),
+                                                           "--worst", "5", "-o", str(out)))
+    assert result.exit_code == 0, result.output
+    for name in ("worst_iou.png", "worst_angle.png"):
+        with Image.open(out / name) as sheet:
+            assert sheet.size == (GAP + 5 * (TILE + GAP), HEADER + CAPTION + TILE + GAP)
+    assert "contact sheet" not in result.stderr
+    # without the frames: the worst pairs are listed, not drawn
+    result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "--worst", "5", "-o", str(tmp_path / "no")))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "no" / "analysis.md").is_file() and not list((tmp_path / "no").glob("worst_*.png"))
+
+
+def test_analyze_sheets_warn_about_frames_without_images_and_write_overlays(small_dataset, tmp_path):
+    from click.testing import CliRunner
+
+    from hbb2obb.cli.analyze import main as analyze_main
+
+    images = tmp_path / "images"
+    images.mkdir()
+    first = sorted(small_dataset.images_dir.iterdir())[0]
+    (images / first.name).write_bytes(first.read_bytes())
+    result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "-i", str(images), "--worst", "40",
+                                                           "-o", str(tmp_path / "out"), "--overlay",
+                                                           str(tmp_path / "ov"), "--overlay_size", "300"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "worst_iou.png").is_file()
+    assert "tiles show the boxes without pixels" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "ov").iterdir()) == [first.stem + ".jpg"]
+    assert "wrote 1 overlays" in result.stderr
+    result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "--overlay", str(tmp_path / "x")))
+    assert result.exit_code == 2 and "--overlay needs the frames" in result.stderr

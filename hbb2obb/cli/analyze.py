@@ -19,6 +19,7 @@ from hbb2obb.analysis import (
 from hbb2obb.analysis_report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.eval import evaluation_options
+from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
 from hbb2obb.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
@@ -82,7 +83,8 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 @click.option("-o", "--out_dir", type=click.Path(path_type=Path),
               help="Also write analysis.md, analysis.yaml and analysis.png into this folder.")
 @click.option("--worst", type=int, default=0, show_default=True, metavar="N",
-              help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box.")
+              help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box; "
+                   "with -i and -o also draw them: worst_iou.png, worst_angle.png.")
 @click.option("--baseline", "baseline_dir", type=click.Path(path_type=Path), metavar="PRED_DIR_B",
               help="A second converted set: report the paired difference PRED_DIR minus PRED_DIR_B per cut.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
@@ -93,10 +95,12 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
               help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir, worst, baseline_dir,
+         overlay, overlay_size,
          seed, n_boot, one_to_one, missing_pred, jobs, no_bar):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
@@ -115,6 +119,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
                             edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
+    check_overlay(overlay, img_source)
     result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
     warnings = list(result.warnings)
     flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
@@ -139,3 +144,6 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
         _write_outputs(out_dir, data, names)
+    emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, hbb_dir if identity is not None else None,
+                      label_map)
+    emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)

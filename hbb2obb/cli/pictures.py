@@ -8,7 +8,7 @@ from typing import Optional
 import click
 
 from hbb2obb.cli.common import progress_bar, warn
-from hbb2obb.errors import UsageError
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.plotting import OVERLAY_SIZE
 
 
@@ -38,3 +38,31 @@ def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path]
     warn(program, run.warnings())
     skipped = f" ({len(run.skipped)} frames without a readable image skipped)" if run.skipped else ""
     click.echo(f"{program}: wrote {len(run.written)} overlays to {overlay}{skipped}", err=True)
+
+
+def emit_worst_sheets(program: str, result, worst: int, img_source: Optional[Path], out_dir: Optional[Path],
+                      hbb_dir: Optional[Path], label_map: dict) -> None:
+    """``OUT/worst_iou.png`` and ``OUT/worst_angle.png``: contact sheets of the ``worst`` pairs of
+    lowest IoU and of largest angle error, with the HBB prompts when ``hbb_dir`` is given."""
+    if not worst or out_dir is None or img_source is None:
+        return
+    from hbb2obb.analysis import worst_pairs
+    from hbb2obb.identity_baseline import match_identity_baseline
+    from hbb2obb.plotting.contact_sheet import write_contact_sheet
+    from hbb2obb.plotting.pixels import FrameImages
+
+    table = result.table
+    prompts = None if hbb_dir is None else match_identity_baseline(table, hbb_dir, result.settings).prompt_corners
+    images = FrameImages(img_source)
+    missing: dict = {}
+    for by, name, order in (("iou", "worst_iou.png", "by IoU, lowest first"),
+                            ("angle", "worst_angle.png", "by angle error, largest first")):
+        rows = worst_pairs(table, worst, by)
+        title = f"{len(rows)} worst of {table.n_matches} pairs {order}"
+        try:
+            missing.update(write_contact_sheet(out_dir / name, table, rows, images, hbb=prompts,
+                                               label_map=label_map, title=title))
+        except OSError as exc:
+            raise InputError(f"{out_dir / name}: cannot write ({exc.strerror or exc})") from None
+    warn(program, [("contact sheet", f"frame {frame}: {reason}: its tiles show the boxes without pixels")
+                   for frame, reason in missing.items()])
