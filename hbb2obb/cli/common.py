@@ -104,9 +104,9 @@ def warn(program: str, warnings) -> None:
             click.echo(f"{program}: warning: ... and {count - WARNINGS_PER_KIND} more of this kind ({kind})", err=True)
 
 
-def progress_bar(total: int, description: str, disable: bool):
+def progress_bar(total: int, description: str, disable: bool, unit: str = "frame"):
     """A tqdm bar on stderr; off when asked or when stderr is not a terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit="frame", disable=disable or not sys.stderr.isatty(),
+    return tqdm(total=total, desc=description, unit=unit, disable=disable or not sys.stderr.isatty(),
                 file=sys.stderr, leave=False)
