@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := demo
 
-.PHONY: install demo test bench check-reference clean
+.PHONY: install demo figures test bench check-reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ demo: $(STAMP)
 		-i $(DEMO)/data/images -o $(DEMO)/eval/metrics.yaml --missing_pred empty
 	@echo
 	@echo "Demo outputs are under $(DEMO)/: data/ (generated dataset), eval/metrics.yaml"
+
+## The README's pictures, drawn from the demo data: docs/worst_iou.png (contact sheet), docs/overlay.jpg.
+figures: $(STAMP)
+	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
+	$(BIN)/python scripts/readme_figures.py $(DEMO)/data docs
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

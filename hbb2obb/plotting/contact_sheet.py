@@ -283,6 +283,7 @@ def write_contact_sheet(path, table, rows, images=None, **options) -> dict:
     fig = contact_sheet(table, rows, images, **options)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=fig.dpi)
+    # zlib level 3: half the time of the default 6, files a few per cent larger (photographic tiles)
+    fig.savefig(path, dpi=fig.dpi, pil_kwargs={"compress_level": 3} if path.suffix.lower() == ".png" else None)
     shown = {table.frame_names[k] for k in table.gt_frame[np.asarray(rows, dtype=np.int64)].tolist()}
     return {name: reason for name, reason in images.missing.items() if name in shown}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
@@ -29,7 +30,7 @@ from hbb2obb.plotting.pixels import FrameImages, ImageSource, image_size_of, ope
 DEFAULT_SIZE = OVERLAY_SIZE
 IOU_RANGE = (0.5, 1.0)  # below 0.5 every pair is equally bad; the colours spend their range above
 UNMATCHED_GT = {"color": "#D55E00", "linestyle": (0, (4, 2))}  # Okabe-Ito vermillion, dashed
-UNMATCHED_PRED = {"color": "#CC79A7", "linestyle": (0, (1, 1.5))}  # Okabe-Ito reddish purple, dotted
+UNMATCHED_PRED = {"color": "#CC79A7", "linestyle": (0, (1.5, 1.2))}  # Okabe-Ito reddish purple, dotted
 DPI = 100
 
 
@@ -151,11 +152,19 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
     norm = Normalize(*iou_range, clip=True)
     mappable = ScalarMappable(norm=norm, cmap=cmap)
     line_width = 1.6 * scale
-    ax.add_collection(PolyCollection(drawn(boxes.matched_pred), closed=True, facecolors="none",
-                                     edgecolors=mappable.to_rgba(boxes.pred_iou), linewidths=line_width))
+    # A light halo keeps the dark (low-IoU) end of the colormap visible on dark asphalt; the two
+    # light unmatched colours get a dark one.
+    halo = [patheffects.withStroke(linewidth=line_width + 1.8 * scale, foreground=(1, 1, 1, 0.7))]
+    dark_halo = [patheffects.withStroke(linewidth=line_width * 1.25 + 1.8 * scale, foreground=(0, 0, 0, 0.6))]
+    matched = PolyCollection(drawn(boxes.matched_pred), closed=True, facecolors="none",
+                             edgecolors=mappable.to_rgba(boxes.pred_iou), linewidths=line_width)
     for corners, style in ((boxes.unmatched_gt, UNMATCHED_GT), (boxes.unmatched_pred, UNMATCHED_PRED)):
-        ax.add_collection(PolyCollection(drawn(corners), closed=True, facecolors="none", edgecolors=style["color"],
-                                         linestyles=[style["linestyle"]], linewidths=line_width * 1.25))
+        unmatched = PolyCollection(drawn(corners), closed=True, facecolors="none", edgecolors=style["color"],
+                                   linestyles=[style["linestyle"]], linewidths=line_width * 1.25)
+        unmatched.set_path_effects(dark_halo)
+        ax.add_collection(unmatched)
+    matched.set_path_effects(halo)
+    ax.add_collection(matched)
     font = 11 * scale
     mean = "no matched pair" if boxes.n_pairs == 0 else f"mean IoU {boxes.mean_iou:.3f} ({boxes.n_pairs} pairs)"
     ax.text(6 * scale, 6 * scale, f"{table.frame_names[index]}   {mean}", fontsize=font, color="white",
