@@ -28,7 +28,7 @@ shapely_reference = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(shapely_reference)
 
 
-def run(*args, cwd=None):
+def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
