@@ -421,6 +421,8 @@ def render_benchmark_folder(folder: Path, runs: list, command: str, inputs: Opti
 
 def run_folders(output_folder: Path) -> list[Path]:
     """Sub-folders of ``output_folder`` that hold a ``results.yaml``, by name."""
+    if not Path(output_folder).is_dir():
+        raise InputError(f"{output_folder}: results folder not found")
     return sorted(p for p in Path(output_folder).iterdir() if (p / RESULTS_NAME).is_file())
 
 

@@ -303,3 +303,15 @@ def test_refresh_renders_a_folder_written_by_the_reference_tool(tmp_path):
 def test_version():
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.startswith("hbb2obb-optimize ")
+
+
+def test_refresh_finds_the_run_folder_without_the_data(data, tmp_path):
+    assert run(data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "--no_plot", "-n", "base").exit_code == 0
+    by_name = run(data / "images", data / "labels_obb_gt", "--refresh", "-n", "base", "--no_plot")
+    assert by_name.exit_code == 0 and by_name.stdout.startswith("base: 2 points redrawn")
+    everything = run("--refresh", "-o", data / "benchmark_results", "--no_plot")
+    assert everything.exit_code == 0 and "base: 2 points redrawn" in everything.stdout
+    missing = run("--refresh", "-o", tmp_path / "nowhere")
+    assert missing.exit_code == 2 and "results folder not found" in missing.stderr
+    absent = run("--refresh", "-o", data / "benchmark_results", "-n", "other")
+    assert absent.exit_code == 2 and "no results.yaml in" in absent.stderr

@@ -194,11 +194,13 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
         return _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line)
     if only and not refresh:
         raise UsageError("--only selects runs of a benchmark: use it with -c/--config or --refresh")
-    if refresh and img_source is None:
-        if output_folder is None:
+    if refresh:  # from disk alone: the folder is all it needs, not the converter or the data
+        if output_folder is None and img_source is None:
             raise UsageError("--refresh needs IMG_SOURCE (for the default output folder) or -o/--output_folder")
-        folders = [output_folder / run_name] if run_name else run_folders(output_folder)
-        return _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, summary=run_name is None)
+        output_folder = output_folder or img_source.parent / "benchmark_results"
+        name = run_name or converter or ("command" if command else None)
+        folders = [output_folder / name] if name else run_folders(output_folder)
+        return _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, summary=name is None)
     if img_source is None or gt_dir is None:
         raise UsageError("give IMG_SOURCE and GT_DIR, or a benchmark file with -c")
     hbb_dir = hbb_dir or img_source.parent / "labels_hbb"
@@ -222,8 +224,6 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
                   "map_path": map_path, "missing_pred": missing_pred}
     spec = RunSpec(run_name or converter, converter, command, command_timeout, axes, evaluation)
     plan = plan_run(spec, SweepInputs(img_source, gt_dir, hbb_dir), output_folder)
-    if refresh:
-        return _refresh(output_folder, [plan.folder], (), plot_metric, no_plot, command_line, summary=False)
     if dry_run:
         click.echo(_dry_run([plan], plan.inputs, resume, f"Sweep {plan.name} -> {plan.folder}"), nl=False)
         return
