@@ -1,0 +1,136 @@
+"""Orientation of boxes and the angle between two orientations (SPEC section 3).
+
+Angles are in degrees. An orientation is a direction modulo 180, in [0, 180); the error
+between two orientations is at most 90.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hbb2obb.geometry._arrays import as_angles, as_corners, as_single
+
+
+def _half_turn(theta: np.ndarray) -> np.ndarray:
+    """``theta mod 180`` guaranteed in [0, 180) (a tiny negative would round up to 180.0)."""
+    theta = np.mod(theta, 180.0)
+    return np.where(theta >= 180.0, 0.0, theta)
+
+
+def orientation(corners) -> np.ndarray:
+    """Direction of each box in degrees, in [0, 180).
+
+    Of the edges p1->p2 and p2->p3 the longer one is kept (the first on an exact tie) and its
+    direction ``atan2(dy, dx)`` is taken modulo 180. The corners are used as given (image
+    coordinates, y down); they are not re-wound, so for a square the listing decides.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> orientation([[[0, 0], [4, 0], [4, 2], [0, 2]], [[0, 0], [1, 1], [0, 2], [-1, 1]]]).tolist()
+    [0.0, 45.0]
+    >>> orientation([[[0, 0], [0, 2], [4, 2], [4, 0]]]).tolist()
+    [0.0]
+    """
+    corners = as_corners(corners)
+    first = corners[:, 1] - corners[:, 0]
+    second = corners[:, 2] - corners[:, 1]
+    longer = (second**2).sum(axis=1) > (first**2).sum(axis=1)
+    edge = np.where(longer[:, None], second, first)
+    return _half_turn(np.degrees(np.arctan2(edge[:, 1], edge[:, 0])))
+
+
+def angle_difference(theta_a, theta_b) -> np.ndarray:
+    """Smallest angle between two orientations: ``d = |a - b| mod 180``, then ``min(d, 180 - d)``.
+
+    Parameters
+    ----------
+    theta_a, theta_b : array_like
+        Orientations in degrees; broadcast against each other.
+
+    Returns
+    -------
+    ndarray
+        Errors in [0, 90].
+
+    Examples
+    --------
+    >>> angle_difference([10, 0, 45], [170, 90, 45]).tolist()
+    [20.0, 90.0, 0.0]
+    """
+    d = np.mod(np.abs(as_angles(theta_a) - as_angles(theta_b)), 180.0)
+    return np.minimum(d, 180.0 - d)
+
+
+def orientation_errors(a, b) -> np.ndarray:
+    """Orientation error of aligned pairs of boxes ``a[i]``, ``b[i]``.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (n, 4, 2)
+        Corner coordinates of the two sides, aligned.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``angle_difference(orientation(a), orientation(b))``, in [0, 90].
+
+    Examples
+    --------
+    >>> orientation_errors([[[0, 0], [4, 0], [4, 2], [0, 2]]], [[[0, 0], [2, 2], [1, 3], [-1, 1]]]).tolist()
+    [45.0]
+    """
+    a, b = as_corners(a), as_corners(b)
+    if a.shape != b.shape:
+        raise ValueError(f"aligned pairs need equal shapes, got {a.shape} and {b.shape}")
+    return angle_difference(orientation(a), orientation(b)) if len(a) else np.zeros(0)
+
+
+def off_axis_angle(theta) -> np.ndarray:
+    """How far an orientation is from the nearest image axis: ``min(t, |t - 90|, 180 - t)``.
+
+    Parameters
+    ----------
+    theta : array_like
+        Orientations in degrees; taken modulo 180 first.
+
+    Returns
+    -------
+    ndarray
+        Angles in [0, 45].
+
+    Examples
+    --------
+    >>> off_axis_angle([0, 10, 80, 135, 179]).tolist()
+    [0.0, 10.0, 10.0, 45.0, 1.0]
+    """
+    t = _half_turn(as_angles(theta))
+    return np.minimum(np.minimum(t, np.abs(t - 90.0)), 180.0 - t)
+
+
+def orientation_error(a, b) -> float:
+    """Orientation error between two boxes, in degrees in [0, 90].
+
+    Parameters
+    ----------
+    a, b : array_like
+        One box each: corners as shape (4, 2), or 8 numbers ``x1 y1 ... x4 y4``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> orientation_error([0, 0, 4, 0, 4, 2, 0, 2], [[0, 0], [0, 4], [-2, 4], [-2, 0]])
+    90.0
+    """
+    return float(orientation_errors(as_single(a), as_single(b))[0])

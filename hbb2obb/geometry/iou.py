@@ -1,0 +1,358 @@
+"""Exact intersection over union of oriented boxes, vectorized.
+
+The overlap of two convex quadrilaterals is found by Sutherland-Hodgman clipping of one box
+by the four edge half-planes of the other, on fixed-size vertex buffers: one row per vertex
+slot, one column per pair, so every numpy operation runs over long contiguous rows. A clip
+step keeps each slot in place: inside vertices stay, the run of outside vertices becomes the
+exit point repeated and the entry point (repeated collinear points add nothing to the
+shoelace sum and keep the polygon convex). Only a run of a single outside vertex needs two
+points; that one extra slot per step is inserted for the pairs that need it, so four steps
+grow the buffer from 4 to 8 slots, enough for any overlap of two quadrilaterals.
+
+Pairs are computed in a local frame (the first corner of ``b`` as origin) so boxes at 4K
+pixel coordinates keep full precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hbb2obb.geometry._arrays import as_corners, as_single
+from hbb2obb.geometry.polygon import bounds, convex_positive, planar, shoelace
+
+_CHUNK = 4096  # pairs per clipping pass: keeps the work arrays in cache
+_EXPAND_BUDGET = 1 << 22  # index entries expanded at once by candidate_pairs
+
+
+def _clip(X, Y, ex, ey):
+    """One Sutherland-Hodgman step on planar, wrapped vertex buffers.
+
+    ``X`` and ``Y`` have shape ``(m + 2, k)``: row ``r`` holds vertex ``r - 1`` of each of the
+    ``k`` convex polygons, cyclically (row 0 repeats the last vertex, row ``m + 1`` the first),
+    in coordinates relative to the start of the clip edge. Each polygon is cut by the line
+    through the origin with direction ``(ex, ey)``, keeping the side where ``cross(e, p) >= 0``.
+    Returns buffers of shape ``(m + 3, k)`` relative to the end of the clip edge (the start of
+    the next one), holding the convex clipped polygons, padded with repeated vertices.
+
+    Selections are sums of 0/1 masks times values rather than ``np.where``: several times
+    faster here, and exact, as every term but one is zero.
+    """
+    m = X.shape[0] - 2
+    d = ex * Y - ey * X
+    keep_bool = d >= 0
+    keep = keep_bool.astype(np.float64)
+
+    # Where the edge from row j to row j + 1 crosses the line (t in [0, 1] on crossing edges,
+    # finite elsewhere: an exactly level edge divides by 1 instead of 0).
+    step = d[:-1] - d[1:]
+    step += step == 0
+    t = d[:-1] / step
+    hit_x = X[:-1] + t * (X[1:] - X[:-1])
+    hit_y = Y[:-1] + t * (Y[1:] - Y[:-1])
+
+    # Inside vertices stay. The outside vertices form one run: its last vertex becomes the
+    # entry point, every other one the exit point (collinear repeats add no area and keep the
+    # polygon convex). A run of one vertex ("lone") needs both points: the entry is inserted.
+    inside = keep[1:-1]
+    outside = 1.0 - inside
+    exits = keep[:-2] * outside
+    enters = keep[2:] * (outside - exits)
+    rest = outside - enters
+    exit_x = np.einsum("ij,ij->j", exits, hit_x[:-1])
+    exit_y = np.einsum("ij,ij->j", exits, hit_y[:-1])
+    new_x = np.empty((m + 3, X.shape[1]))
+    new_y = np.empty_like(new_x)
+    np.subtract(inside * X[1:-1] + enters * hit_x[1:] + rest * exit_x, ex, out=new_x[1 : m + 1])
+    np.subtract(inside * Y[1:-1] + enters * hit_y[1:] + rest * exit_y, ey, out=new_y[1 : m + 1])
+    new_x[m + 1], new_y[m + 1] = new_x[m], new_y[m]
+
+    exit_bool = keep_bool[:-2] & ~keep_bool[1:-1]
+    lone_bool = exit_bool & keep_bool[2:]
+    if np.count_nonzero(exit_bool) > np.count_nonzero(exit_bool.any(axis=0)):
+        lone_bool = _several_runs(new_x, new_y, X, Y, d, keep_bool, hit_x, hit_y, ex, ey, lone_bool)
+    cols = np.flatnonzero(lone_bool.any(axis=0))
+    if cols.size:
+        _insert_entry(new_x, new_y, lone_bool, cols, hit_x, hit_y, ex, ey)
+    new_x[0], new_y[0] = new_x[m + 1], new_y[m + 1]
+    new_x[m + 2], new_y[m + 2] = new_x[1], new_y[1]
+    return new_x, new_y
+
+
+def _insert_entry(new_x, new_y, lone, cols, hit_x, hit_y, ex, ey):
+    """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift)."""
+    m = lone.shape[0]
+    k = new_x.shape[1]
+    slot = lone[:, cols].argmax(axis=0)
+    row = np.arange(1, m + 2)[:, None]
+    source = (row - (row > slot + 1)) * k + cols  # flat index of the value landing in each row
+    target = row * k + cols
+    entry = (slot + 1) * k + cols  # hit row s + 1: where the edge leaving slot s crosses
+    for buffer, hit, shift in ((new_x, hit_x, ex), (new_y, hit_y, ey)):
+        flat = buffer.reshape(-1)
+        moved = flat[source]
+        moved[slot + 1, np.arange(cols.size)] = hit.reshape(-1)[entry] - shift[cols]
+        flat[target] = moved
+
+
+def _several_runs(new_x, new_y, X, Y, d, keep, hit_x, hit_y, ex, ey, lone):
+    """Redo the polygons whose outside vertices form more than one run.
+
+    A convex polygon has one outside run; several only happen when rounding puts vertices a
+    hair either side of the line. Each run is clipped on its own; of several lone vertices
+    only the deepest gets its extra slot, the others are projected onto the line, which
+    moves the boundary by that hair.
+    """
+    m = X.shape[0] - 2
+    exit_bool = keep[:-2] & ~keep[1:-1]
+    cols = np.flatnonzero(exit_bool.sum(axis=0) > 1)
+    kept = keep[:, cols]
+    inside, before, after = kept[1:-1], kept[:-2], kept[2:]
+    exits = ~inside & before
+    enters = ~inside & after & ~before
+    middle = ~inside & ~before & ~after
+    sub_lone = exits & after
+    depth = d[1:-1, cols]
+    deepest = np.argmin(np.where(sub_lone, depth, np.inf), axis=0)
+    extra = sub_lone & (np.arange(m)[:, None] != deepest)
+    sub_ex, sub_ey = ex[cols], ey[cols]
+    length2 = sub_ex**2 + sub_ey**2
+    scale = depth / np.where(length2 > 0, length2, 1.0)
+    for buffer, coord, hit, onto_line, frame_shift in (
+        (new_x, X[1:-1, cols], hit_x[:, cols], scale * sub_ey, sub_ex),
+        (new_y, Y[1:-1, cols], hit_y[:, cols], -scale * sub_ex, sub_ey),
+    ):
+        value = np.where(exits, hit[:-1], np.where(enters, hit[1:], coord))
+        value = np.where(extra, coord + onto_line, value)
+        for r in range(2 * m):  # a middle vertex repeats the point before it (runs may wrap)
+            i = r % m
+            value[i] = np.where(middle[i], value[i - 1], value[i])
+        buffer[1 : m + 1, cols] = value - frame_shift
+        buffer[m + 1, cols] = buffer[m, cols]
+    lone = lone.copy()
+    lone[:, cols] = sub_lone & ~extra
+    return lone
+
+
+def _iou_planar(ax, ay, a_bad, bx, by, b_bad):
+    """IoU of aligned, positively wound convex boxes in planar ``(4, k)`` layout (one chunk)."""
+    ox, oy = bx[0], by[0]  # local origin per pair: keeps full precision at 4K coordinates
+    ax, ay, bx, by = ax - ox, ay - oy, bx - ox, by - oy
+    area_a = shoelace(ax, ay)
+    area_b = shoelace(bx, by)
+    x = np.concatenate([ax[3:], ax, ax[:1]])
+    y = np.concatenate([ay[3:], ay, ay[:1]])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for j in range(4):
+            nxt = (j + 1) % 4
+            x, y = _clip(x, y, bx[nxt] - bx[j], by[nxt] - by[j])
+    inter = 0.5 * (x[1:-1] * y[2:] - x[2:] * y[1:-1]).sum(axis=0)
+    inter = np.clip(inter, 0.0, np.minimum(area_a, area_b))
+    union = area_a + area_b - inter
+    good = ~(a_bad | b_bad) & (union > 0)
+    return np.where(good, inter / np.where(good, union, 1.0), 0.0)
+
+
+def _iou_prepared(ax, ay, a_bad, bx, by, b_bad) -> np.ndarray:
+    """IoU of aligned planar boxes already passed through ``convex_positive``, in chunks."""
+    count = ax.shape[1]
+    out = np.empty(count)
+    for start in range(0, count, _CHUNK):
+        part = slice(start, start + _CHUNK)
+        out[part] = _iou_planar(ax[:, part], ay[:, part], a_bad[part], bx[:, part], by[:, part], b_bad[part])
+    return out
+
+
+def _aligned(a, b):
+    a, b = as_corners(a), as_corners(b)
+    if a.shape != b.shape:
+        raise ValueError(f"aligned pairs need equal shapes, got {a.shape} and {b.shape}")
+    return a, b
+
+
+def iou_pairs(a, b) -> np.ndarray:
+    """Exact IoU of aligned pairs of boxes ``a[i]`` and ``b[i]``.
+
+    Each box is taken as a convex polygon in either winding. A box not convex as listed
+    (a bow-tie) is scored as its convex hull, as :func:`repair_corners` would reorder it.
+    Degenerate boxes (:func:`is_degenerate`) score 0, and so does a pair whose union has no area.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (k, 4, 2)
+        Corner coordinates of the two sides, aligned.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Intersection area over union area, in [0, 1].
+
+    Examples
+    --------
+    >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> iou_pairs([square, square], [[[1, 0], [3, 0], [3, 2], [1, 2]], square[::-1]]).round(6).tolist()
+    [0.333333, 1.0]
+    >>> iou_pairs([], []).shape
+    (0,)
+    """
+    a, b = _aligned(a, b)
+    out = np.empty(a.shape[0])
+    for start in range(0, a.shape[0], _CHUNK):
+        part = slice(start, start + _CHUNK)
+        prep_a = convex_positive(*planar(a[part]))
+        prep_b = convex_positive(*planar(b[part]))
+        out[part] = _iou_planar(*prep_a, *prep_b)
+    return out
+
+
+def candidate_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of boxes whose axis-aligned bounds overlap with positive area.
+
+    Only these pairs can have a positive IoU (bounds that merely touch give IoU 0 and are
+    left out). No ``n x m`` matrix is built: the boxes of ``b`` are grouped by width (powers
+    of two) and sorted by ``xmin``, each box of ``a`` finds its range of x-candidates with a
+    binary search, and the ranges are expanded and filtered in bounded batches, so memory
+    stays proportional to the number of candidates.
+
+    Parameters
+    ----------
+    a : array_like, shape (n, 4, 2)
+        Corner coordinates.
+    b : array_like, shape (m, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ia, ib : ndarray of int64, shape (k,)
+        Indices into ``a`` and ``b``, ordered by ``ia`` then ``ib``.
+
+    Examples
+    --------
+    >>> a = [[[0, 0], [2, 0], [2, 2], [0, 2]], [[10, 10], [12, 10], [12, 12], [10, 12]]]
+    >>> b = [[[11, 11], [13, 11], [13, 13], [11, 13]], [[2, 0], [4, 0], [4, 2], [2, 2]], [[1, 1], [3, 1], [3, 3], [1, 3]]]
+    >>> ia, ib = candidate_pairs(a, b)
+    >>> ia.tolist(), ib.tolist()
+    ([0, 1], [2, 0])
+    """
+    box_a, box_b = bounds(a), bounds(b)
+    n, m = box_a.shape[0], box_b.shape[0]
+    if n == 0 or m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    a_x0, a_y0, a_x1, a_y1 = (np.ascontiguousarray(column) for column in box_a.T)
+    width = box_b[:, 2] - box_b[:, 0]
+    group = np.frexp(width)[1]
+    order = np.lexsort((box_b[:, 0], group))
+    cuts = np.flatnonzero(np.diff(group[order])) + 1
+    keys = []
+    for members in np.split(order, cuts):  # one pass per width class (a few at most)
+        b_x0, b_y0, b_x1, b_y1 = (np.ascontiguousarray(column) for column in box_b[members].T)
+        reach = width[members].max()
+        # b can reach box a only if xmin_b > xmin_a - width_b >= xmin_a - reach (slack for rounding)
+        lo = np.searchsorted(b_x0, a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach), side="left")
+        hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
+        counts = np.maximum(hi - lo, 0)
+        ends = np.cumsum(counts)
+        row = 0
+        while row < n:  # bounded batches of the expansion
+            base = int(ends[row - 1]) if row else 0
+            stop = max(int(np.searchsorted(ends, base + _EXPAND_BUDGET, side="right")), row + 1)
+            rows, pos = _expand(lo[row:stop], counts[row:stop], row)
+            keep = (b_x1[pos] > a_x0[rows]) & (b_y0[pos] < a_y1[rows]) & (b_y1[pos] > a_y0[rows])
+            keys.append(rows[keep] * m + members[pos[keep]])
+            row = stop
+    key = np.sort(np.concatenate(keys))
+    return key // m, key % m
+
+
+def _expand(lo: np.ndarray, counts: np.ndarray, row_offset: int):
+    """Rows ``row_offset + r`` repeated ``counts[r]`` times, with positions ``lo[r] ...``."""
+    total = int(counts.sum())
+    rows = np.repeat(np.arange(row_offset, row_offset + len(counts), dtype=np.int64), counts)
+    shift = np.repeat(lo.astype(np.int64) - (np.cumsum(counts) - counts), counts)
+    return rows, shift + np.arange(total, dtype=np.int64)
+
+
+def sparse_pairwise_iou(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """IoU of every pair of boxes whose bounds overlap (:func:`candidate_pairs`).
+
+    Each box is prepared once (hull, winding), then the pairs are clipped.
+
+    Parameters
+    ----------
+    a : array_like, shape (n, 4, 2)
+        Corner coordinates.
+    b : array_like, shape (m, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ia, ib : ndarray of int64, shape (k,)
+        Every candidate pair, ordered by ``ia`` then ``ib``.
+    iou : ndarray, shape (k,)
+        Their IoU; some may be 0 (bounds overlap, polygons do not).
+
+    Examples
+    --------
+    >>> a = [[[0, 0], [2, 0], [2, 2], [0, 2]]]
+    >>> b = [[[1, 0], [3, 0], [3, 2], [1, 2]], [[5, 5], [6, 5], [6, 6], [5, 6]]]
+    >>> ia, ib, iou = sparse_pairwise_iou(a, b)
+    >>> ia.tolist(), ib.tolist(), iou.round(6).tolist()
+    ([0], [0], [0.333333])
+    """
+    a, b = as_corners(a), as_corners(b)
+    ia, ib = candidate_pairs(a, b)
+    if ia.size == 0:
+        return ia, ib, np.zeros(0)
+    ax, ay, bad_a = convex_positive(*planar(a))
+    bx, by, bad_b = convex_positive(*planar(b))
+    return ia, ib, _iou_prepared(ax[:, ia], ay[:, ia], bad_a[ia], bx[:, ib], by[:, ib], bad_b[ib])
+
+
+def pairwise_iou(a, b) -> np.ndarray:
+    """Dense IoU matrix of two sets of boxes, for small sets.
+
+    Memory is ``n x m``; use :func:`sparse_pairwise_iou` for dense frames.
+
+    Parameters
+    ----------
+    a : array_like, shape (n, 4, 2)
+        Corner coordinates.
+    b : array_like, shape (m, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        ``iou[i, j]`` of ``a[i]`` and ``b[j]``; 0 where the bounds do not overlap.
+
+    Examples
+    --------
+    >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> pairwise_iou([square], [square, [[1, 0], [3, 0], [3, 2], [1, 2]]]).round(6).tolist()
+    [[1.0, 0.333333]]
+    """
+    a, b = as_corners(a), as_corners(b)
+    matrix = np.zeros((a.shape[0], b.shape[0]))
+    ia, ib, iou = sparse_pairwise_iou(a, b)
+    matrix[ia, ib] = iou
+    return matrix
+
+
+def calculate_obb_iou(a, b) -> float:
+    """IoU of two oriented boxes.
+
+    Parameters
+    ----------
+    a, b : array_like
+        One box each: corners as shape (4, 2), or 8 numbers ``x1 y1 ... x4 y4``.
+
+    Returns
+    -------
+    float
+        Exact intersection over union of the two quadrilaterals, in [0, 1].
+
+    Examples
+    --------
+    >>> round(calculate_obb_iou([[0, 0], [2, 0], [2, 2], [0, 2]], [1, 0, 3, 0, 3, 2, 1, 2]), 6)
+    0.333333
+    """
+    return float(iou_pairs(as_single(a), as_single(b))[0])

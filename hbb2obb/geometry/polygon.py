@@ -1,0 +1,272 @@
+"""Shape of single quadrilaterals: area, bounds, sides, degeneracy and bow-tie repair.
+
+Every function takes corners as an ``(n, 4, 2)`` float array in image coordinates and works
+on all ``n`` boxes at once.
+
+Winding. With image coordinates (y pointing down) a box listed top-left, top-right,
+bottom-right, bottom-left has a *positive* shoelace sum; it runs clockwise on screen. That is
+the direction :func:`repair_corners` gives the boxes it reorders.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hbb2obb.geometry._arrays import REL_TOL, as_corners
+
+# The two other ways to close 4 points into a polygon with corner 0 first (0-1-2-3 is the given one).
+_OTHER_ORDERS = np.array([[0, 1, 3, 2], [0, 2, 1, 3]])
+# The same polygon walked the other way round, corner 0 still first.
+_REVERSED = np.array([0, 3, 2, 1])
+# The three corners that remain when the corner of the row's index is left out.
+_KEPT = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
+_NEXT = np.array([1, 2, 3, 0])
+_PREV = np.array([3, 0, 1, 2])
+
+# Internally boxes are "planar": two (4, n) arrays x and y, one row per corner. Every operation
+# then runs over long contiguous rows, which is several times faster in numpy than (n, 4, 2).
+
+
+def planar(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(n, 4, 2)`` corners as contiguous ``(4, n)`` arrays ``x``, ``y`` (private helper)."""
+    return np.ascontiguousarray(corners[..., 0].T), np.ascontiguousarray(corners[..., 1].T)
+
+
+def shoelace(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Signed shoelace area of polygons given as planar ``(m, n)`` arrays (private helper).
+
+    Repeated consecutive vertices add nothing, so fixed-size vertex buffers padded with copies
+    are fine.
+    """
+    total = x[-1] * y[0] - x[0] * y[-1]
+    return 0.5 * (total + (x[:-1] * y[1:] - x[1:] * y[:-1]).sum(axis=0))
+
+
+def _turns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Turn at each corner and the zero tolerance of each box (planar input).
+
+    ``turn[i]`` is the cross product of the edges meeting at corner ``i``, that is twice the
+    signed area of the triangle of corners ``i-1, i, i+1``. The four triangles are the four
+    triples of the corners, so ``sum(|turn|) / 4`` is the area of the convex hull and
+    ``sum(turn) / 4`` the signed shoelace area of the polygon as given. Coordinates are taken
+    relative to the first corner so products stay small at 4K pixel positions.
+    """
+    x = x - x[0]
+    y = y - y[0]
+    ex, ey = x[_NEXT] - x, y[_NEXT] - y  # edge from corner i to corner i+1
+    turn = ex[_PREV] * ey - ey[_PREV] * ex
+    extent = np.maximum(x.max(axis=0) - x.min(axis=0), y.max(axis=0) - y.min(axis=0))
+    return turn, REL_TOL * extent * extent
+
+
+def _mixed(turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Boxes that turn both ways by more than the tolerance: not convex as listed."""
+    return (turn > tol).any(axis=0) & (turn < -tol).any(axis=0)
+
+
+def _classify(x: np.ndarray, y: np.ndarray):
+    """Turns, tolerance, degenerate mask and needs-reordering mask of each box (planar)."""
+    turn, tol = _turns(x, y)
+    degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
+    reorder = _mixed(turn, tol) & ~degenerate
+    return turn, tol, degenerate, reorder
+
+
+def _hull_order(x: np.ndarray, y: np.ndarray, turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Corner order ``(4, r)`` of the convex hull, positively wound, of boxes not convex as listed.
+
+    Four points in convex position close into a convex polygon in exactly one of the three
+    orders that start at corner 0; it is tried first. Otherwise one point lies inside the
+    triangle of the other three: that triangle is the largest of the four corner triangles.
+    """
+    count = x.shape[1]
+    order = np.zeros((4, count), dtype=np.int64)
+    done = np.zeros(count, dtype=bool)
+    for candidate in _OTHER_ORDERS:
+        cand_turn, _ = _turns(x[candidate], y[candidate])
+        fits = ~done & ~_mixed(cand_turn, tol)
+        wound = np.where(cand_turn.sum(axis=0) < 0, candidate[_REVERSED][:, None], candidate[:, None])
+        order[:, fits] = wound[:, fits]
+        done |= fits
+    inner = ~done
+    if inner.any():
+        left_out = (np.argmax(np.abs(turn[:, inner]), axis=0) + 2) % 4  # turn i spans corners i-1..i+1
+        kept = _KEPT[left_out].T  # (3, r)
+        px = np.take_along_axis(x[:, inner], kept, axis=0)
+        py = np.take_along_axis(y[:, inner], kept, axis=0)
+        negative = (px[1] - px[0]) * (py[2] - py[0]) - (py[1] - py[0]) * (px[2] - px[0]) < 0
+        kept = np.where(negative, kept[[0, 2, 1]], kept)
+        order[:, inner] = np.concatenate([kept, kept[2:]], axis=0)
+    return order
+
+
+def _reordered(corners: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Rows of ``(r, 4, 2)`` corners put in the planar ``(4, r)`` corner ``order``."""
+    return np.take_along_axis(corners, order.T[..., None], axis=1)
+
+
+def convex_positive(x: np.ndarray, y: np.ndarray):
+    """Every box as its convex hull wound positively, plus the degenerate mask (private helper).
+
+    Planar in, planar out. Convex boxes keep their corners (reversed when wound negatively);
+    the others are reordered as :func:`repair_corners` does. This is what IoU clipping needs.
+    """
+    turn, tol, degenerate, reorder = _classify(x, y)
+    flip = turn.sum(axis=0) < 0
+    out_x = np.where(flip, x[::-1], x)
+    out_y = np.where(flip, y[::-1], y)
+    if reorder.any():
+        order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
+        out_x[:, reorder] = np.take_along_axis(x[:, reorder], order, axis=0)
+        out_y[:, reorder] = np.take_along_axis(y[:, reorder], order, axis=0)
+    return out_x, out_y, degenerate
+
+
+def polygon_area(corners) -> np.ndarray:
+    """Absolute shoelace area of each quadrilateral, its corners taken in the given order.
+
+    A bow-tie (self-intersecting) box gets the difference of its two lobes, as the shoelace
+    formula does; run :func:`repair_corners` first to score the rectangle it describes.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Areas, float64.
+
+    Examples
+    --------
+    >>> polygon_area([[[0, 0], [4, 0], [4, 2], [0, 2]], [[0, 0], [0, 2], [4, 2], [4, 0]]]).tolist()
+    [8.0, 8.0]
+    >>> polygon_area([]).shape
+    (0,)
+    """
+    x, y = planar(as_corners(corners))
+    return np.abs(shoelace(x - x[0], y - y[0]))
+
+
+def is_degenerate(corners) -> np.ndarray:
+    """Boxes of zero area: all four corners on one line (or on one point).
+
+    A box counts as degenerate when the area of its convex hull is at most ``1e-12`` times
+    the square of the larger side of its axis-aligned bounds, so rounding noise in the corner
+    coordinates does not matter. The corner order does not matter either: a bow-tie whose two
+    lobes cancel is not degenerate.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+
+    Examples
+    --------
+    >>> is_degenerate([[[0, 0], [4, 0], [4, 2], [0, 2]], [[0, 0], [1, 1], [2, 2], [3, 3]]]).tolist()
+    [False, True]
+    """
+    return _classify(*planar(as_corners(corners)))[2]
+
+
+def repair_corners(corners) -> tuple[np.ndarray, np.ndarray]:
+    """Put the corners of bow-tie boxes into convex cyclic order.
+
+    A box whose corners, taken in the given order, do not turn the same way at every corner
+    is not a convex polygon: either a bow-tie (two edges cross) or four points of which one
+    lies inside the triangle of the others. Such a box is replaced by its convex hull:
+
+    * four points in convex position are reordered into the one cyclic order that makes a
+      convex quadrilateral, corner 1 kept first;
+    * otherwise the hull is the triangle of the three outer points, listed in their original
+      order (so corner 1 stays first unless it is the inner point), and its last corner is
+      repeated as the fourth.
+
+    Direction rule: a reordered box is wound with a positive shoelace sum, the way
+    :meth:`Boxes.from_xywh` lists corners (top-left, top-right, bottom-right, bottom-left:
+    clockwise on screen, y pointing down).
+
+    Boxes already convex, in either winding, and degenerate boxes (see :func:`is_degenerate`)
+    are returned unchanged and not flagged. Collinear corners within the ``1e-12`` relative
+    tolerance count as convex.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    repaired : ndarray, shape (n, 4, 2)
+        A new array; rows not flagged are copies of the input.
+    reordered : ndarray of bool, shape (n,)
+        The rows that were changed.
+
+    Examples
+    --------
+    >>> fixed, flag = repair_corners([[[0, 0], [4, 0], [0, 2], [4, 2]]])
+    >>> fixed[0].tolist(), flag.tolist()
+    ([[0.0, 0.0], [4.0, 0.0], [4.0, 2.0], [0.0, 2.0]], [True])
+    >>> repair_corners([[[0, 0], [0, 2], [4, 2], [4, 0]]])[1].tolist()
+    [False]
+    """
+    corners = as_corners(corners)
+    x, y = planar(corners)
+    turn, tol, _, reorder = _classify(x, y)
+    repaired = corners.copy()
+    if reorder.any():
+        order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
+        repaired[reorder] = _reordered(corners[reorder], order)
+    return repaired, reorder
+
+
+def bounds(corners) -> np.ndarray:
+    """Axis-aligned bounds of each box.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray, shape (n, 4)
+        Columns ``xmin, ymin, xmax, ymax``.
+
+    Examples
+    --------
+    >>> bounds([[[1, 5], [4, 2], [7, 5], [4, 8]]]).tolist()
+    [[1.0, 2.0, 7.0, 8.0]]
+    """
+    corners = as_corners(corners)
+    return np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
+
+
+def side_lengths(corners) -> tuple[np.ndarray, np.ndarray]:
+    """Short and long side of each box, from its edges p1->p2 and p2->p3.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates, in cyclic order.
+
+    Returns
+    -------
+    short, long : ndarray, shape (n,)
+        The shorter and the longer of the two edge lengths.
+
+    Examples
+    --------
+    >>> short, long = side_lengths([[[0, 0], [0, 3], [4, 3], [4, 0]]])
+    >>> short.tolist(), long.tolist()
+    ([3.0], [4.0])
+    """
+    corners = as_corners(corners)
+    first = np.hypot(*(corners[:, 1] - corners[:, 0]).T)
+    second = np.hypot(*(corners[:, 2] - corners[:, 1]).T)
+    return np.minimum(first, second), np.maximum(first, second)
