@@ -319,3 +319,13 @@ def test_analyze_sheets_warn_about_frames_without_images_and_write_overlays(smal
     assert "wrote 1 overlays" in result.stderr
     result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "--overlay", str(tmp_path / "x")))
     assert result.exit_code == 2 and "--overlay needs the frames" in result.stderr
+
+
+def test_zero_area_ground_truth_gets_a_tile(write_labels):
+    root = write_labels({"gt/f.txt": rect(50, 50, 0, 0) + "\n", "pred/f.txt": rect(50, 50, 10, 10) + "\n"})
+    table = evaluate_frames(root / "gt", root / "pred", EvalSettings(iou_threshold=0.0)).table
+    assert not table.matched[0]  # IoU 0 is not strictly above a threshold of 0
+    pixels = render(contact_sheet(table, [0], {"f": np.full((120, 120, 3), 90, np.uint8)}))
+    x, y = tile_origin(0)
+    assert nearest(pixels, x + 2, y + 2, x + 4, y + 4, (90, 90, 90)) < 4  # a 40 px window inside the frame
+    assert tile_captions(table, [0])[0].endswith("unmatched (best IoU 0.00)")

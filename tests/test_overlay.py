@@ -207,3 +207,19 @@ def test_sample_overlays(sample_dir, tmp_path):
     for path in run.written:
         with Image.open(path) as written:
             assert max(written.size) == 1600 and written.mode == "RGB"
+
+
+@pytest.mark.parametrize("gt, pred, pairs", [
+    ("", "", 0),                                   # an empty frame
+    (rect(10, 10, 0, 0) + "\n", "", 0),            # a zero-area ground-truth box, nothing predicted
+    ("", rect(10, 10, 30, 20) + "\n", 0),          # a prediction with no ground truth
+])
+def test_empty_and_degenerate_frames(write_labels, gt, pred, pairs):
+    root = write_labels({"gt/f.txt": gt, "pred/f.txt": pred})
+    table = evaluate_frames(root / "gt", root / "pred").table
+    assert frame_boxes(table, 0).n_pairs == pairs and np.isnan(frame_boxes(table, 0).mean_iou)
+    picture = np.asarray(overlay_frame(black(400, 300), table, "f", size=400))
+    assert picture.shape[1] == 400
+    # nothing matched: no colour of the IoU scale on the frame itself
+    for iou in (0.5, 0.75, 1.0):
+        assert nearest(picture[:300], 0, 40, 399, 299, expected_colour(iou)) > 45
