@@ -20,7 +20,7 @@ import numpy as np
 from hbb2obb.geometry._arrays import as_corners, as_single
 from hbb2obb.geometry.polygon import bounds, convex_positive, planar, shoelace
 
-_CHUNK = 4096  # pairs per clipping pass: keeps the work arrays in cache
+_CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
 _EXPAND_BUDGET = 1 << 22  # index entries expanded at once by candidate_pairs
 
 
@@ -54,10 +54,12 @@ def _clip(X, Y, ex, ey):
     # entry point, every other one the exit point (collinear repeats add no area and keep the
     # polygon convex). A run of one vertex ("lone") needs both points: the entry is inserted.
     inside = keep[1:-1]
-    outside = 1.0 - inside
-    exits = keep[:-2] * outside
-    enters = keep[2:] * (outside - exits)
-    rest = outside - enters
+    out_bool = ~keep_bool[1:-1]
+    exit_bool = keep_bool[:-2] & out_bool
+    enter_bool = keep_bool[2:] & out_bool & ~keep_bool[:-2]
+    exits = exit_bool.astype(np.float64)
+    enters = enter_bool.astype(np.float64)
+    rest = (out_bool & ~enter_bool).astype(np.float64)
     exit_x = np.einsum("ij,ij->j", exits, hit_x[:-1])
     exit_y = np.einsum("ij,ij->j", exits, hit_y[:-1])
     new_x = np.empty((m + 3, X.shape[1]))
@@ -66,7 +68,6 @@ def _clip(X, Y, ex, ey):
     np.subtract(inside * Y[1:-1] + enters * hit_y[1:] + rest * exit_y, ey, out=new_y[1 : m + 1])
     new_x[m + 1], new_y[m + 1] = new_x[m], new_y[m]
 
-    exit_bool = keep_bool[:-2] & ~keep_bool[1:-1]
     lone_bool = exit_bool & keep_bool[2:]
     if np.count_nonzero(exit_bool) > np.count_nonzero(exit_bool.any(axis=0)):
         lone_bool = _several_runs(new_x, new_y, X, Y, d, keep_bool, hit_x, hit_y, ex, ey, lone_bool)
