@@ -21,7 +21,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, FrameSpec, load_frame, plan_frames
+from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, FrameSpec, load_frames, plan_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.matching import match_pairs
@@ -111,31 +111,27 @@ class EvaluationResult:
 
 def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) -> tuple:
     """Load and match a run of frames; returns the chunk's columns and its health."""
-    health = FrameHealth()
-    frames = []
-    for spec in specs:
-        frame, frame_health = load_frame(
-            spec,
-            sizes=sizes,
-            label_map=label_map,
-            excluded_classes=settings.excluded_classes,
-            exclude_edge_cases=settings.exclude_edge_cases,
-            edge_tolerance=settings.edge_tolerance,
-        )
-        frames.append(frame)
-        health.add(frame_health)
-    gt = Boxes.concatenate([f.gt for f in frames])
-    pred = Boxes.concatenate([f.pred for f in frames])
-    gt_counts = np.array([len(f.gt) for f in frames], dtype=np.int64)
-    pred_counts = np.array([len(f.pred) for f in frames], dtype=np.int64)
+    frames, health = load_frames(
+        specs,
+        sizes=sizes,
+        label_map=label_map,
+        excluded_classes=settings.excluded_classes,
+        exclude_edge_cases=settings.exclude_edge_cases,
+        edge_tolerance=settings.edge_tolerance,
+    )
+    gt, pred = frames.gt, frames.pred
+    n_frames = len(frames.names)
+    gt_counts = np.bincount(frames.gt_frame, minlength=n_frames)
+    pred_counts = np.bincount(frames.pred_frame, minlength=n_frames)
     gt_offset = np.concatenate([[0], np.cumsum(gt_counts)[:-1]])
     pred_offset = np.concatenate([[0], np.cumsum(pred_counts)[:-1]])
     pair_gt, pair_pred = [], []
-    for k, frame in enumerate(frames):
-        if len(frame.gt) and len(frame.pred):
-            ia, ib = candidate_pairs(frame.gt.corners, frame.pred.corners)
-            pair_gt.append(ia + gt_offset[k])
-            pair_pred.append(ib + pred_offset[k])
+    for k in np.flatnonzero((gt_counts > 0) & (pred_counts > 0)).tolist():
+        a = slice(gt_offset[k], gt_offset[k] + gt_counts[k])
+        b = slice(pred_offset[k], pred_offset[k] + pred_counts[k])
+        ia, ib = candidate_pairs(gt.corners[a], pred.corners[b])
+        pair_gt.append(ia + gt_offset[k])
+        pair_pred.append(ib + pred_offset[k])
     pair_gt = np.concatenate(pair_gt) if pair_gt else np.zeros(0, np.int64)
     pair_pred = np.concatenate(pair_pred) if pair_pred else np.zeros(0, np.int64)
     if not settings.class_agnostic:
@@ -146,14 +142,14 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) ->
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
     angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
-    sizes_arr = np.array([f.size if f.size is not None else (np.nan, np.nan) for f in frames], dtype=np.float64)
+    sizes_arr = np.array([size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
     columns = dict(
-        names=[f.name for f in frames],
+        names=list(frames.names),
         sizes=sizes_arr.reshape(-1, 2),
         gt=gt,
-        gt_frame=np.repeat(np.arange(len(frames)), gt_counts),
+        gt_frame=frames.gt_frame,
         pred=pred,
-        pred_frame=np.repeat(np.arange(len(frames)), pred_counts),
+        pred_frame=frames.pred_frame,
         matched=matches.matched,
         pred_index=matches.pred_index,
         best_iou=matches.best_iou,

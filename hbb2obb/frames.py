@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -11,7 +12,8 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.geometry import is_degenerate, repair_corners
-from hbb2obb.io import ImageSizes, read_obb_labels, scale_to_pixels
+from hbb2obb.io import ImageSizes
+from hbb2obb.io.yolo_obb import read_obb_batch
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
@@ -40,7 +42,9 @@ def _label_files(folder: Path, role: str) -> dict[str, Path]:
         raise InputError(f"{folder}: {role} folder not found")
     if not folder.is_dir():
         raise InputError(f"{folder}: {role} path is not a folder")
-    return {p.stem: p for p in sorted(folder.glob(f"*{LABEL_SUFFIX}")) if p.is_file()}
+    with os.scandir(folder) as entries:  # no stat per file: directory entries know their type
+        names = sorted(e.name for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
+    return {name[: -len(LABEL_SUFFIX)]: folder / name for name in names}
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
@@ -99,6 +103,26 @@ class LoadedFrame:
     size: Optional[tuple[float, float]]
 
 
+@dataclass(frozen=True)
+class LoadedFrames:
+    """Several frames' boxes after repair, scaling and exclusions, frame after frame.
+
+    ``gt_frame`` and ``pred_frame`` give the frame (index into ``names``) of every box.
+    """
+
+    names: tuple
+    sizes: tuple
+    gt: Boxes
+    gt_frame: np.ndarray
+    pred: Boxes
+    pred_frame: np.ndarray
+
+    def frame(self, index: int) -> LoadedFrame:
+        """One of the frames on its own."""
+        return LoadedFrame(self.names[index], self.gt[self.gt_frame == index], self.pred[self.pred_frame == index],
+                           self.sizes[index])
+
+
 def _repair(boxes: Boxes, health: FrameHealth) -> Boxes:
     if len(boxes) == 0:
         return boxes
@@ -115,6 +139,102 @@ def touches_edge(corners: np.ndarray, width: float, height: float, tolerance: fl
     return near.any(axis=-1)
 
 
+def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
+    """Each frame's size, and the first frame whose size fails (with its error), if any."""
+    found = []
+    for index, spec in enumerate(specs):
+        try:
+            size = sizes(spec.name)
+        except InputError as exc:
+            return found, (index, exc)
+        if size is None and exclude_edge_cases:
+            return found, (index, InputError(
+                f"{spec.gt_path}: frame size unknown, needed by --exclude_edge_cases (no image found)"))
+        found.append(size)
+    return found, None
+
+
+def load_frames(
+    specs,
+    *,
+    sizes: ImageSizes,
+    label_map: Optional[dict],
+    excluded_classes: tuple = (),
+    exclude_edge_cases: bool = False,
+    edge_tolerance: float = 1.0,
+) -> tuple[LoadedFrames, FrameHealth]:
+    """Read, repair, scale and filter several frames at once. Broken ground truth raises; predictions skip.
+
+    The label files of all the frames are read in one batch (:func:`read_obb_batch`) and every
+    later step works on the boxes of all frames together. Counts, warnings and the first error
+    are those of loading the frames one by one, in order.
+
+    Parameters
+    ----------
+    specs : sequence of FrameSpec
+    sizes : ImageSizes
+    label_map : dict, optional
+    excluded_classes : tuple of int
+        Classes dropped on both sides.
+    exclude_edge_cases : bool
+        Drop ground-truth boxes touching the frame border (needs every frame's size).
+    edge_tolerance : float
+
+    Returns
+    -------
+    LoadedFrames, FrameHealth
+    """
+    health = FrameHealth()
+    specs = list(specs)
+    paths = [p for spec in specs for p in (spec.gt_path, spec.pred_path)]
+    strict = np.tile([True, False], len(specs))
+    frame_sizes, failure = _frame_sizes(specs, sizes, exclude_edge_cases)
+    if failure is not None:
+        last = 2 * failure[0] + 2  # the frame's own label files are read before its size is needed
+        read_obb_batch(paths[:last], strict=strict[:last], label_map=label_map)
+        raise failure[1]
+    batch = read_obb_batch(paths, strict=strict, label_map=label_map)
+    normalized = batch.normalized
+    scale = np.ones((len(paths), 2))
+    for index, size in enumerate(frame_sizes):
+        gt_normalized, pred_normalized = normalized[2 * index], normalized[2 * index + 1]
+        if gt_normalized:
+            health.normalized_sides.add("ground truth")
+        if pred_normalized:
+            health.normalized_sides.add("predictions")
+        if size is not None:
+            scale[2 * index] = size if gt_normalized else (1.0, 1.0)
+            scale[2 * index + 1] = size if pred_normalized else (1.0, 1.0)
+        elif gt_normalized is not None and pred_normalized is not None and gt_normalized != pred_normalized:
+            health.normalized_sides.add("mixed")
+    for problems in batch.problems[1::2]:
+        health.skipped_pred_lines += len(problems)
+        health.problems.extend(problems)
+    row_file = batch.rows.file  # the file of every box read, in file order
+    is_gt = np.zeros(len(paths), dtype=bool)
+    is_gt[0::2] = True
+    sides = []
+    for side in (is_gt, ~is_gt):
+        boxes, files = batch.boxes(side), row_file[side[row_file]]
+        factor = scale[files]
+        if len(boxes) and (factor != 1.0).any():
+            boxes = boxes.with_corners(boxes.corners * factor[:, None, :])
+        sides.append([_repair(boxes, health), files // 2])
+    if excluded_classes:
+        excluded = np.array(sorted(excluded_classes), dtype=np.int64)
+        for side in sides:
+            keep = ~np.isin(side[0].class_id, excluded)
+            side[0], side[1] = side[0][keep], side[1][keep]
+    if exclude_edge_cases:
+        (gt, gt_frame), size_array = sides[0], np.array(frame_sizes, dtype=np.float64).reshape(-1, 2)
+        edge = touches_edge(gt.corners, size_array[gt_frame, 0:1], size_array[gt_frame, 1:2], edge_tolerance)
+        health.total_edge_cases += int(edge.sum())
+        sides[0] = [gt[~edge], gt_frame[~edge]]
+    names = tuple(spec.name for spec in specs)
+    loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1])
+    return loaded, health
+
+
 def load_frame(
     spec: FrameSpec,
     *,
@@ -125,36 +245,6 @@ def load_frame(
     edge_tolerance: float = 1.0,
 ) -> tuple[LoadedFrame, FrameHealth]:
     """Read, repair, scale and filter one frame. Broken ground truth raises; predictions skip."""
-    health = FrameHealth()
-    gt_file = read_obb_labels(spec.gt_path, strict=True, label_map=label_map)
-    if spec.pred_path is not None:
-        pred_file = read_obb_labels(spec.pred_path, strict=False, label_map=label_map)
-    else:
-        pred_file = None
-    size = sizes(spec.name)
-    for side, label_file in (("ground truth", gt_file), ("predictions", pred_file)):
-        if label_file is not None and label_file.normalized:
-            health.normalized_sides.add(side)
-    if size is not None:
-        gt_file = scale_to_pixels(gt_file, *size)
-        pred_file = scale_to_pixels(pred_file, *size) if pred_file is not None else None
-    elif gt_file.normalized is not None and pred_file is not None and pred_file.normalized is not None \
-            and gt_file.normalized != pred_file.normalized:
-        health.normalized_sides.add("mixed")
-    gt = gt_file.boxes
-    pred = pred_file.boxes if pred_file is not None else Boxes.empty()
-    if pred_file is not None and pred_file.problems:
-        health.skipped_pred_lines += len(pred_file.problems)
-        health.problems.extend(pred_file.problems)
-    gt, pred = _repair(gt, health), _repair(pred, health)
-    if excluded_classes:
-        excluded = np.array(sorted(excluded_classes), dtype=np.int64)
-        gt = gt[~np.isin(gt.class_id, excluded)]
-        pred = pred[~np.isin(pred.class_id, excluded)]
-    if exclude_edge_cases:
-        if size is None:
-            raise InputError(f"{spec.gt_path}: frame size unknown, needed by --exclude_edge_cases (no image found)")
-        edge = touches_edge(gt.corners, size[0], size[1], edge_tolerance)
-        health.total_edge_cases += int(edge.sum())
-        gt = gt[~edge]
-    return LoadedFrame(spec.name, gt, pred, size), health
+    loaded, health = load_frames([spec], sizes=sizes, label_map=label_map, excluded_classes=excluded_classes,
+                                 exclude_edge_cases=exclude_edge_cases, edge_tolerance=edge_tolerance)
+    return loaded.frame(0), health

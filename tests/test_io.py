@@ -182,3 +182,84 @@ def test_image_sizes_from_headers_and_fixed(tmp_path):
     assert sizes("absent") is None
     assert ImageSizes(width=10, height=20)("anything") == (10.0, 20.0)
     assert not ImageSizes().known
+
+
+# The bulk path (many clean files tokenized at once) must read every file exactly as the
+# careful line-by-line reader does; anything it cannot take falls back to that reader.
+BULK_CASES = {
+    "integers": "0 10 20 30 20 30 40 10 40\n3 1 2 3 4 5 6 7 8\n",
+    "decimals-and-exponents": "1 10.25 -2.5e1 3e-2 +4 .5 5. 6E2 7\n",
+    "confidence": "0 1 2 3 4 5 6 7 8 0.9\n1 1 2 3 4 5 6 7 8 0.25\n",
+    "mixed-confidence": "0 1 2 3 4 5 6 7 8 0.9\n1 1 2 3 4 5 6 7 8\n",
+    "crlf-blank-lines": "\r\n0 1 2 3 4 5 6 7 8\r\n\r\n  \t \r\n2 1 2 3 4 5 6 7 8\r\n",
+    "old-mac": "0 1 2 3 4 5 6 7 8\r\r5 1 2 3 4 5 6 7 8",
+    "bom-tabs": "\ufeff0\t1 2 3 4 5 6 7 8\n",
+    "normalized": "0 0.1 0.2 0.3 0.2 0.3 0.4 0.1 0.4\n",
+    "long-digits": "0 0.1000000000000000055511151231257827 2 3 4 5 6 7 123456789012345678901\n",
+    "negative-zero-class": "-0 1 2 3 4 5 6 7 8\n+2 1 2 3 4 5 6 7 8\n",
+    "empty": "",
+    "only-blank": "\n \n",
+    "short-line": "0 1 2 3 4 5 6 7 8\n0 1 2\n",
+    "float-class": "1.0 1 2 3 4 5 6 7 8\n",
+    "exponent-class": "1e0 1 2 3 4 5 6 7 8\n",
+    "nan": "0 1 2 3 nan 5 6 7 8\n",
+    "overflow": "0 1 2 3 4 5 6 7 1e999\n",
+    "glued-numbers": "0 1-2 3 4 5 6 7 8 9\n",
+    "two-dots": "0 1.2.3 3 4 5 6 7 8 9\n",
+    "word": "car 1 2 3 4 5 6 7 8\n",
+    "underscore": "0 1_0 2 3 4 5 6 7 8\n",
+    "huge-class": "123456789012345678 1 2 3 4 5 6 7 8\n",
+}
+
+
+def _same_label_file(a, b):
+    for name in ("corners", "class_id", "score", "line", "difficult"):
+        x, y = getattr(a.boxes, name), getattr(b.boxes, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8)), name  # bit for bit
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+    assert a.normalized == b.normalized
+
+
+@pytest.mark.parametrize("content", BULK_CASES.values(), ids=BULK_CASES.keys())
+def test_bulk_path_reads_as_the_careful_reader(tmp_path, content):
+    from hbb2obb.io.yolo_obb import _read_carefully
+
+    path = tmp_path / "f.txt"
+    path.write_bytes(content.encode("utf-8"))
+    careful = _read_carefully(path, strict=False)
+    _same_label_file(read_yolo_obb(path, strict=False), careful)
+    if careful.problems:
+        with pytest.raises(LabelFormatError) as info:
+            read_yolo_obb(path, strict=True)
+        assert str(info.value) == str(careful.problems[0])
+
+
+def test_batch_reads_each_file_as_alone_and_raises_the_first_broken_strict_file(tmp_path):
+    from hbb2obb.io.yolo_obb import read_obb_batch
+
+    paths = []
+    for index, content in enumerate(BULK_CASES.values()):
+        paths.append(tmp_path / f"{index:02d}.txt")
+        paths[-1].write_bytes(content.encode("utf-8"))
+    dota = tmp_path / "d.dota"
+    dota.write_text("1 2 5 2 5 6 1 6 car 1\n")
+    batch = read_obb_batch(paths + [None, dota], strict=False, label_map={0: "car"})
+    alone = [read_obb_labels(p, strict=False, label_map={0: "car"}) for p in paths + [dota]]
+    assert batch.counts.tolist() == [len(f.boxes) for f in alone[:-1]] + [0, 1]
+    for index, label_file in enumerate(alone[:-1]):
+        files = np.zeros(len(paths) + 2, dtype=bool)
+        files[index] = True
+        boxes = batch.boxes(files)
+        assert np.array_equal(boxes.corners, label_file.boxes.corners) and boxes.line.tolist() == label_file.boxes.line.tolist()
+        assert [str(p) for p in batch.problems[index]] == [str(p) for p in label_file.problems]
+        assert batch.normalized[index] == label_file.normalized
+    only_dota = np.zeros(len(paths) + 2, dtype=bool)
+    only_dota[-1] = True
+    assert batch.boxes(only_dota).difficult.tolist() == [True]
+    assert batch.boxes(~only_dota).difficult is None  # not every file has the flag
+    first_broken = next(i for i, f in enumerate(alone) if f.problems)
+    with pytest.raises(LabelFormatError) as info:
+        read_obb_batch(paths, strict=True)
+    assert str(info.value) == str(alone[first_broken].problems[0])

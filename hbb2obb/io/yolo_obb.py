@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -13,8 +14,10 @@ from hbb2obb.io.text import (
     ProblemSink,
     describe_bad_number,
     looks_normalized,
+    numeric_rows,
     parse_class_id,
     parse_number,
+    read_blobs,
     split_lines,
 )
 
@@ -59,9 +62,17 @@ def read_yolo_obb(path: str | Path, *, strict: bool) -> LabelFile:
     >>> _ = p.write_text("0 0 0 4 0 4 2 0 2\\n1 0 0 1 0 1 nan 0 1\\n")
     >>> f = read_yolo_obb(p, strict=False)
     >>> len(f.boxes), [str(q).split(":", 1)[1] for q in f.problems]
-    (1, ['2: field 7 is not finite: 'nan''])
+    (1, ["2: field 7 is not finite: 'nan'"])
     """
     path = Path(path)
+    fast = _FastRows.parse(read_blobs([path]))
+    if fast.clean[0]:
+        return LabelFile(path, fast.boxes(np.ones(1, dtype=bool)), (), _as_flag(fast.normalized[0]))
+    return _read_carefully(path, strict)
+
+
+def _read_carefully(path: Path, strict: bool) -> LabelFile:
+    """Line by line, with the exact message for every broken line."""
     sink = ProblemSink(path, strict)
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -120,6 +131,200 @@ def read_obb_labels(path: str | Path, *, strict: bool, label_map: Optional[dict]
     if path.suffix.lower() == ".dota" or looks_like_dota(path):
         return read_dota(path, strict=strict, label_map=label_map)
     return read_yolo_obb(path, strict=strict)
+
+
+_EXACT_INTEGER = 2.0**53  # class ids beyond this would not survive the float conversion
+
+
+def _as_flag(code) -> Optional[bool]:
+    return None if code < 0 else bool(code)
+
+
+@dataclass(frozen=True)
+class _FastRows:
+    """The boxes of every file the bulk path could read entirely, file after file (private).
+
+    A file is left to the careful reader (``clean`` False) when any of its lines is not a
+    well-formed YOLO-OBB row: wrong field count, a class id not written as an integer, a value
+    that is not a finite number, or any text the bulk tokenizer does not take.
+    """
+
+    corners: np.ndarray  # (r, 4, 2)
+    class_id: np.ndarray  # (r,)
+    score: np.ndarray  # (r,), NaN where the row has no confidence
+    line: np.ndarray  # (r,)
+    file: np.ndarray  # (r,), non-decreasing
+    clean: np.ndarray  # (f,) bool
+    normalized: np.ndarray  # (f,) int8: 1 normalized, 0 absolute, -1 no boxes
+    has_score: np.ndarray  # (f,) bool: boxes, every one with a confidence
+
+    @classmethod
+    def parse(cls, blobs) -> "_FastRows":
+        rows = numeric_rows(blobs)
+        n_files, fields = rows.clean.size, rows.row_fields
+        if rows.values.size:
+            values = rows.values[np.minimum(rows.row_start[:, None] + np.arange(10), rows.values.size - 1)]
+        else:
+            values = np.zeros((0, 10))
+        with_confidence = fields == 10
+        good = (
+            ((fields == 9) | with_confidence)
+            & rows.first_is_integer
+            & np.isfinite(values[:, :9]).all(axis=1)
+            & (~with_confidence | np.isfinite(values[:, 9]))
+            & (np.abs(values[:, 0]) < _EXACT_INTEGER)
+        )
+        clean = rows.clean.copy()
+        clean[rows.row_file[~good]] = False
+        keep = clean[rows.row_file]
+        values, file, with_confidence = values[keep], rows.row_file[keep], with_confidence[keep]
+        corners = values[:, 1:9]
+        normalized = np.full(n_files, -1, dtype=np.int8)
+        has_score = np.zeros(n_files, dtype=bool)
+        if file.size:
+            first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
+            inside = (np.minimum.reduceat(corners.min(axis=1), first) >= 0.0) & (
+                np.maximum.reduceat(corners.max(axis=1), first) <= 1.0)
+            normalized[file[first]] = inside
+            has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
+        return cls(
+            corners=corners.reshape(-1, 4, 2),
+            class_id=values[:, 0].astype(np.int64),
+            score=np.where(with_confidence, values[:, 9], np.nan),
+            line=rows.row_line[keep],
+            file=file,
+            clean=clean,
+            normalized=normalized,
+            has_score=has_score,
+        )
+
+    def boxes(self, files: np.ndarray) -> Boxes:
+        """The boxes of the files selected by a boolean mask, in file order."""
+        rows = files[self.file]
+        keep_score = bool(files.any()) and bool(self.has_score[files].all())
+        return Boxes(corners=self.corners[rows], class_id=self.class_id[rows],
+                     score=self.score[rows] if keep_score else None, line=self.line[rows])
+
+
+@dataclass(frozen=True)
+class LabelBatch:
+    """Several oriented-box label files read at once: their boxes and problems, file by file.
+
+    Attributes
+    ----------
+    paths : tuple of Path or None
+        The files, in the order given (``None``: no file, read as empty).
+    rows : _FastRows
+        Every box, with the index of its file.
+    has_difficult : (f,) bool
+        Files that carry a DOTA ``difficult`` column.
+    problems : tuple of tuple of LabelProblem
+        The skipped lines of each file (non-strict files only).
+    """
+
+    paths: tuple
+    rows: _FastRows
+    difficult: np.ndarray
+    has_difficult: np.ndarray
+    problems: tuple
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Boxes per file."""
+        return np.bincount(self.rows.file, minlength=len(self.paths))
+
+    @property
+    def normalized(self) -> list:
+        """Per file: whether every coordinate lies in [0, 1]; ``None`` for a file with no boxes."""
+        return [_as_flag(code) for code in self.rows.normalized.tolist()]
+
+    def boxes(self, files: np.ndarray) -> Boxes:
+        """The boxes of the files selected by a boolean mask, in file order.
+
+        ``score`` and ``difficult`` are kept only when every selected file has them, as
+        :meth:`Boxes.concatenate` does.
+        """
+        boxes = self.rows.boxes(files)
+        if files.any() and self.has_difficult[files].all():
+            boxes = Boxes(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score, line=boxes.line,
+                          difficult=self.difficult[files[self.rows.file]])
+        return boxes
+
+
+def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[bool, Sequence[bool]],
+                   label_map: Optional[dict] = None) -> LabelBatch:
+    """Read many oriented-box label files at once, as :func:`read_obb_labels` reads each.
+
+    Clean YOLO-OBB files (the usual case) are tokenized and converted together in one pass;
+    any other file (DOTA, a broken line, unusual text) is read by :func:`read_obb_labels`, in
+    the order given, so the first broken strict file raises exactly as reading the files one by
+    one would.
+
+    Parameters
+    ----------
+    paths : sequence of path-like or None
+        The files; ``None`` stands for a missing file and reads as no boxes.
+    strict : bool or sequence of bool
+        Per file (or for all): raise on a broken line (ground truth) or skip it (predictions).
+    label_map : dict, optional
+        Class names, for DOTA files.
+
+    Returns
+    -------
+    LabelBatch
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "a.txt").write_text("0 0 0 4 0 4 2 0 2\\n")
+    >>> _ = (root / "b.txt").write_text("1 0 0 1 0 1 1 0 1\\n1 0 0 1 0 1 nan 0 1\\n")
+    >>> batch = read_obb_batch([root / "a.txt", root / "b.txt", None], strict=[True, False, False])
+    >>> batch.counts.tolist(), [len(p) for p in batch.problems], batch.normalized
+    ([1, 1, 0], [0, 1, 0], [False, True, None])
+    """
+    paths = tuple(None if p is None else Path(p) for p in paths)
+    strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
+    present = [p for p in paths if p is not None and p.suffix.lower() != ".dota"]
+    blobs = iter(read_blobs(present))
+    fast = _FastRows.parse([b"" if p is None else None if p.suffix.lower() == ".dota" else next(blobs)
+                            for p in paths])
+    careful = {i: read_obb_labels(paths[i], strict=bool(strict[i]), label_map=label_map)
+               for i in np.flatnonzero(~fast.clean).tolist()}
+    difficult = np.zeros(len(fast.file), dtype=bool)
+    has_difficult = np.zeros(len(paths), dtype=bool)
+    problems = [()] * len(paths)
+    if careful:
+        fast, difficult = _merge(fast, careful)
+        for i, label_file in careful.items():
+            has_difficult[i] = label_file.boxes.difficult is not None
+            problems[i] = label_file.problems
+    return LabelBatch(paths, fast, difficult, has_difficult, tuple(problems))
+
+
+def _merge(fast: _FastRows, careful: dict) -> tuple:
+    """The bulk rows with the carefully read files put in their places (file order)."""
+    parts = [(f, lf.boxes) for f, lf in careful.items()]
+    nan = [np.full(len(b), np.nan) if b.score is None else b.score for _, b in parts]
+    file = np.concatenate([fast.file] + [np.full(len(b), f, dtype=np.int64) for f, b in parts])
+    order = np.argsort(file, kind="stable")
+    normalized, has_score = fast.normalized.copy(), fast.has_score.copy()
+    for f, label_file in careful.items():
+        normalized[f] = -1 if label_file.normalized is None else int(label_file.normalized)
+        has_score[f] = len(label_file.boxes) > 0 and label_file.boxes.score is not None
+    merged = _FastRows(
+        corners=np.concatenate([fast.corners] + [b.corners for _, b in parts])[order],
+        class_id=np.concatenate([fast.class_id] + [b.class_id for _, b in parts])[order],
+        score=np.concatenate([fast.score] + nan)[order],
+        line=np.concatenate([fast.line] + [b.line for _, b in parts])[order],
+        file=file[order],
+        clean=np.ones(len(fast.clean), dtype=bool),
+        normalized=normalized,
+        has_score=has_score,
+    )
+    difficult = np.concatenate([np.zeros(len(fast.file), dtype=bool)] + [
+        np.zeros(len(b), dtype=bool) if b.difficult is None else b.difficult for _, b in parts])[order]
+    return merged, difficult
 
 
 def format_obb_line(class_id: int, corners: np.ndarray, decimals: Optional[int] = None) -> str:
