@@ -120,23 +120,14 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) ->
         edge_tolerance=settings.edge_tolerance,
     )
     gt, pred = frames.gt, frames.pred
-    n_frames = len(frames.names)
-    gt_counts = np.bincount(frames.gt_frame, minlength=n_frames)
-    pred_counts = np.bincount(frames.pred_frame, minlength=n_frames)
-    gt_offset = np.concatenate([[0], np.cumsum(gt_counts)[:-1]])
-    pred_offset = np.concatenate([[0], np.cumsum(pred_counts)[:-1]])
-    pair_gt, pair_pred = [], []
-    for k in np.flatnonzero((gt_counts > 0) & (pred_counts > 0)).tolist():
-        a = slice(gt_offset[k], gt_offset[k] + gt_counts[k])
-        b = slice(pred_offset[k], pred_offset[k] + pred_counts[k])
-        ia, ib = candidate_pairs(gt.corners[a], pred.corners[b])
-        pair_gt.append(ia + gt_offset[k])
-        pair_pred.append(ib + pred_offset[k])
-    pair_gt = np.concatenate(pair_gt) if pair_gt else np.zeros(0, np.int64)
-    pair_pred = np.concatenate(pair_pred) if pair_pred else np.zeros(0, np.int64)
+    # Pairs never cross frames (nor classes, unless class-agnostic): one search for the chunk.
+    gt_group, pred_group = frames.gt_frame, frames.pred_frame
     if not settings.class_agnostic:
-        same = gt.class_id[pair_gt] == pred.class_id[pair_pred]
-        pair_gt, pair_pred = pair_gt[same], pair_pred[same]
+        dense_class = np.unique(np.concatenate([gt.class_id, pred.class_id]), return_inverse=True)[1].reshape(-1)
+        span = int(dense_class.max()) + 1 if dense_class.size else 1
+        gt_group = gt_group * span + dense_class[: len(gt)]
+        pred_group = pred_group * span + dense_class[len(gt):]
+    pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
     pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)

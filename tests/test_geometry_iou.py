@@ -341,6 +341,27 @@ def test_candidate_pairs_equal_brute_force(a, b):
     assert np.array_equal(ia, ra) and np.array_equal(ib, rb)  # same pairs, ordered by ia then ib
 
 
+@settings(max_examples=100, deadline=None)
+@given(box_sets, box_sets, st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_candidate_pairs_by_group_equal_brute_force(a, b, groups, seed):
+    # Groups (frames) of arbitrary integer labels: only same-group pairs, as if each group
+    # were searched on its own.
+    rng = np.random.default_rng(seed)
+    a_group = rng.integers(0, groups, len(a)) * 7 - 5
+    b_group = rng.integers(0, groups, len(b)) * 7 - 5
+    ia, ib = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = brute_force_pairs(a, b)
+    same = a_group[ra] == b_group[rb]
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
+def test_candidate_pairs_groups_go_together():
+    with pytest.raises(ValueError, match="together"):
+        candidate_pairs([SQUARE], [SQUARE], a_group=[0])
+    with pytest.raises(ValueError, match="one group per box"):
+        candidate_pairs([SQUARE], [SQUARE], a_group=[0, 1], b_group=[0])
+
+
 @settings(max_examples=25, deadline=None)
 @given(box_sets, box_sets)
 def test_candidate_pairs_in_small_batches(a, b):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -16,7 +15,7 @@ from hbb2obb.gates import check_gates, parse_gate
 from hbb2obb.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report import render_report, render_unmatched
-from hbb2obb.serialize import write_metrics
+from hbb2obb.serialize import metrics_json, write_metrics
 
 PROGRAM = "hbb2obb-eval"
 
@@ -97,7 +96,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     warn(PROGRAM, result.warnings)
     metrics = result.metrics
     if as_json:
-        click.echo(json.dumps(metrics, indent=2))
+        click.echo(metrics_json(metrics))
     else:
         if debug:
             click.echo(render_unmatched(result.table, label_map))

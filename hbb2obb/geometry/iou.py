@@ -205,7 +205,7 @@ def iou_pairs(a, b) -> np.ndarray:
     return out
 
 
-def candidate_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of boxes whose axis-aligned bounds overlap with positive area.
 
     Only these pairs can have a positive IoU (bounds that merely touch give IoU 0 and are
@@ -220,6 +220,9 @@ def candidate_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
         Corner coordinates.
     b : array_like, shape (m, 4, 2)
         Corner coordinates.
+    a_group, b_group : array_like of int, shape (n,) and (m,), optional
+        A group per box (its frame, say): only boxes of the same group pair up, so the pairs of
+        many frames come from one call. Give both or neither.
 
     Returns
     -------
@@ -233,23 +236,35 @@ def candidate_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
     >>> ia, ib = candidate_pairs(a, b)
     >>> ia.tolist(), ib.tolist()
     ([0, 1], [2, 0])
+    >>> ia, ib = candidate_pairs(a, b, a_group=[0, 1], b_group=[1, 1, 1])
+    >>> ia.tolist(), ib.tolist()
+    ([1], [0])
     """
     box_a, box_b = bounds(a), bounds(b)
     n, m = box_a.shape[0], box_b.shape[0]
     if n == 0 or m == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     a_x0, a_y0, a_x1, a_y1 = (np.ascontiguousarray(column) for column in box_a.T)
+    a_set, b_set = _dense_groups(a_group, b_group, n, m)
     width = box_b[:, 2] - box_b[:, 0]
     group = np.frexp(width)[1]
-    order = np.lexsort((box_b[:, 0], group))
+    order = np.lexsort((box_b[:, 0], b_set, group))
     cuts = np.flatnonzero(np.diff(group[order])) + 1
     keys = []
     for members in np.split(order, cuts):  # one pass per width class (a few at most)
         b_x0, b_y0, b_x1, b_y1 = (np.ascontiguousarray(column) for column in box_b[members].T)
         reach = width[members].max()
         # b can reach box a only if xmin_b > xmin_a - width_b >= xmin_a - reach (slack for rounding)
-        lo = np.searchsorted(b_x0, a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach), side="left")
-        hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
+        low = a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach)
+        if a_group is None:
+            lo = np.searchsorted(b_x0, low, side="left")
+            hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
+        else:
+            # Sorted by (group, xmin): search exact integer keys group * span + rank of xmin.
+            ranks, span = np.sort(b_x0), len(members) + 1
+            sorted_keys = b_set[members] * span + np.searchsorted(ranks, b_x0, side="left")
+            lo = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, low, side="left"), side="left")
+            hi = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, a_x1, side="left"), side="left")
         counts = np.maximum(hi - lo, 0)
         ends = np.cumsum(counts)
         row = 0
@@ -262,6 +277,20 @@ def candidate_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
             row = stop
     key = np.sort(np.concatenate(keys))
     return key // m, key % m
+
+
+def _dense_groups(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids renumbered 0, 1, ... (all 0 when no groups are given)."""
+    if (a_group is None) != (b_group is None):
+        raise ValueError("give a_group and b_group together")
+    if a_group is None:
+        return np.zeros(n, dtype=np.int64), np.zeros(m, dtype=np.int64)
+    a_group, b_group = np.asarray(a_group).reshape(-1), np.asarray(b_group).reshape(-1)
+    if a_group.shape != (n,) or b_group.shape != (m,):
+        raise ValueError(f"one group per box needed: got {a_group.shape} for {n} and {b_group.shape} for {m} boxes")
+    _, dense = np.unique(np.concatenate([a_group, b_group]), return_inverse=True)
+    dense = dense.reshape(-1).astype(np.int64)
+    return dense[:n], dense[n:]
 
 
 def _expand(lo: np.ndarray, counts: np.ndarray, row_offset: int):

@@ -1,0 +1,40 @@
+"""The metric dict as JSON: the fast writer prints exactly what json.dumps(indent=2) prints."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from hbb2obb.serialize import metrics_json, write_metrics
+
+rng = np.random.default_rng(0)
+CASES = {
+    "empty": {},
+    "flat": {"avg_iou": 0.5, "total_gt": 3, "class_agnostic": False, "excluded_classes": []},
+    "long-floats": {"class_stats": {"0": {"ious": rng.random(500).tolist(), "angle_errors": rng.random(500).tolist()}}},
+    "long-ints-and-extremes": {"v": [0, -1, 2**40, 1e-300, 1e300, 5e-324, -0.0, 0.1] * 10},
+    "just-below-the-threshold": {"v": [0.1] * 63, "w": [0.1] * 64},
+    "empty-and-nested-lists": {"v": [], "w": [[1.0, 2.0]] * 70, "x": {"y": {"z": [1.5] * 100}}},
+    "bools-nan-strings": {"b": [True, False] * 40, "n": [float("nan")] * 70, "s": ["a"] * 70, "i": [float("inf")] * 70},
+    "looks-like-a-placeholder": {"s": "\x00list 0\x00", "v": [1.0] * 80},
+    "tuple": {"t": tuple(range(100))},
+}
+
+
+@pytest.mark.parametrize("metrics", CASES.values(), ids=CASES.keys())
+def test_metrics_json_equals_json_dumps(metrics):
+    assert metrics_json(metrics) == json.dumps(metrics, indent=2)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_write_metrics_round_trips(tmp_path, suffix):
+    metrics = {"avg_iou": 0.25, "class_stats": {0: {"ious": [0.25] * 80}}}
+    path = tmp_path / "out" / f"metrics{suffix}"
+    write_metrics(metrics, path)
+    text = path.read_text()
+    if suffix == ".json":
+        assert text == json.dumps(metrics, indent=2) + "\n"
+        assert json.loads(text)["class_stats"]["0"]["ious"] == [0.25] * 80
+    else:
+        assert yaml.safe_load(text) == metrics
