@@ -7,11 +7,13 @@ Four small pieces, so each can be swapped alone:
 - :func:`run_grid_point`: one point, a pure function of plain, picklable arguments that returns
   a plain dict (its *record*): convert every HBB file into a temporary folder, score it with
   the shared core, and keep the metric dict without per-class detail.
-- executors (:func:`serial_executor`, :class:`ProcessExecutor`): call a function on a list of
-  argument tuples and yield ``(index, result)`` as results arrive, in any order.
-- :func:`run_sweep`: feed the points that are still missing to an executor and write
-  ``results.yaml`` atomically after every point, in grid order, so an interrupted sweep can
-  resume and the file is the same whichever executor produced it.
+- executors (:func:`serial_executor`, :class:`ProcessExecutor`, and on a cluster
+  :class:`hbb2obb.dask_executor.DaskExecutor`): call a function on a list of argument tuples
+  and yield ``(index, result)`` as results arrive, in any order.
+- :func:`run_sweep` (:func:`run_sweeps` for several at once): feed the points that are still
+  missing to an executor and write ``results.yaml`` atomically after every point, in grid
+  order, so an interrupted sweep can resume and the file is the same whichever executor
+  produced it.
 """
 
 from __future__ import annotations
@@ -366,6 +368,21 @@ class SweepOutcome:
         return [r for r in self.records if r.get("status") == "failed"]
 
 
+@dataclass
+class _SweepState:
+    """One plan's points while a sweep runs: their keys in grid order and the records so far."""
+
+    keys: list
+    done: dict
+    reused: int
+    measured: int
+    earlier_seconds: float
+    seconds: float
+
+    def ordered(self) -> list:
+        return [self.done[k] for k in self.keys if k in self.done]
+
+
 def run_sweep(plan: SweepPlan, executor: Executor = serial_executor, previous: Optional[dict] = None,
               on_point: Optional[Callable[[dict, Optional[dict]], None]] = None) -> SweepOutcome:
     """Measure the grid points of ``plan`` that ``previous`` (an earlier ``results.yaml``) lacks.
@@ -380,33 +397,51 @@ def run_sweep(plan: SweepPlan, executor: Executor = serial_executor, previous: O
         When a grid point finds the inputs unusable (e.g. a broken ground-truth line); the
         points measured before it stay on disk.
     """
-    points = plan.grid.points()
-    keys = [plan.grid.key(p) for p in points]
-    done = measured_records(plan, previous)
-    reused = len(done)
-    earlier_seconds = float((previous or {}).get("sweep_seconds") or 0.0) if done else 0.0
-    todo = [i for i, key in enumerate(keys) if key not in done]
-    calls = [(plan.converter, plan.converter_options, points[i], plan.inputs, plan.evaluation) for i in todo]
+    report = None if on_point is None else (lambda _plan, record, best: on_point(record, best))
+    return run_sweeps([plan], executor, [previous], report)[0]
+
+
+def run_sweeps(plans: list, executor: Executor = serial_executor, previous: Optional[list] = None,
+               on_point: Optional[Callable[[SweepPlan, dict, Optional[dict]], None]] = None) -> list:
+    """:func:`run_sweep` for several plans at once: the missing points of all of them go to the
+    executor in one list (a cluster gets the whole benchmark), each plan's ``results.yaml`` is
+    rewritten as its own points arrive, and ``on_point(plan, record, best_so_far)`` follows each.
+
+    ``previous`` holds each plan's earlier ``results.yaml`` (or ``None``); the outcomes come back
+    in the order of ``plans``. A plan's ``sweep_seconds`` runs until its own last point arrived.
+    """
+    previous = list(previous) if previous is not None else [None] * len(plans)
+    states, calls, owners = [], [], []
+    for number, (plan, document) in enumerate(zip(plans, previous)):
+        points = plan.grid.points()
+        keys = [plan.grid.key(p) for p in points]
+        done = measured_records(plan, document)
+        earlier = float((document or {}).get("sweep_seconds") or 0.0) if done else 0.0
+        todo = [i for i, key in enumerate(keys) if key not in done]
+        states.append(_SweepState(keys, done, len(done), len(todo), earlier, earlier))
+        calls += [(plan.converter, plan.converter_options, points[i], plan.inputs, plan.evaluation) for i in todo]
+        owners += [(number, keys[i]) for i in todo]
+
     start = time.perf_counter()
-    path = plan.folder / RESULTS_NAME
-
-    def ordered() -> list:
-        return [done[k] for k in keys if k in done]
-
     for position, record in executor(run_grid_point, calls):
         if record.get("status") == "error":
             error = InputError(record["error"])
             error.exit_code = record.get("exit_code", 2)
             raise error
-        done[keys[todo[position]]] = record
-        write_yaml_atomic(path, results_document(ordered(), earlier_seconds + time.perf_counter() - start))
+        number, key = owners[position]
+        plan, state = plans[number], states[number]
+        state.done[key] = record
+        state.seconds = state.earlier_seconds + time.perf_counter() - start
+        write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(state.ordered(), state.seconds))
         if on_point:
-            on_point(record, best_record(ordered()))
-    records = ordered()
-    seconds = earlier_seconds + time.perf_counter() - start
-    if not calls:
-        write_yaml_atomic(path, results_document(records, seconds))
-    return SweepOutcome(records, best_record(records), seconds, len(calls), reused)
+            on_point(plan, record, best_record(state.ordered()))
+    outcomes = []
+    for plan, state in zip(plans, states):
+        records = state.ordered()
+        if not state.measured:
+            write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(records, state.seconds))
+        outcomes.append(SweepOutcome(records, best_record(records), state.seconds, state.measured, state.reused))
+    return outcomes
 
 
 def fingerprint(plan: SweepPlan) -> dict:
