@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import shlex
 import sys
 from pathlib import Path
@@ -14,11 +16,13 @@ from hbb2obb.benchmark import (DEFAULT_MISSING_PRED, RunSpec, default_converter,
                                render_run_folder, run_folders, select_runs)
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.eval import evaluation_options
+from hbb2obb.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_client, describe_cluster, parse_scheduler,
+                                   require_distributed, with_absolute_paths)
 from hbb2obb.errors import UsageError
 from hbb2obb.evaluate import resolve_jobs
 from hbb2obb.frames import MISSING_PRED_POLICIES
 from hbb2obb.sweep import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
-                           make_executor, measured_records, read_yaml, run_config_document, run_sweep,
+                           make_executor, measured_records, read_yaml, run_config_document, run_sweeps,
                            write_yaml_atomic)
 from hbb2obb.sweep_report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
 from hbb2obb.textable import render_table
@@ -68,38 +72,65 @@ def _point_line(record: dict, axes, done: int, total: int) -> str:
 
 
 
-def _run_one(plan, resume: bool, jobs: int, no_bar: bool, command_line: str):
-    """Measure one planned sweep (what is missing of it with ``resume``); ``None`` when it was complete."""
-    results_path = plan.folder / RESULTS_NAME
-    previous = None
-    if resume and results_path.is_file():
-        check_resumable(plan)
-        previous = read_yaml(results_path)
-        if is_complete(plan, previous):
-            click.echo(f"{plan.name}: complete ({plan.grid.size} points in {results_path}), skipped")
-            return None
-    reused = len(measured_records(plan, previous))
-    plan.folder.mkdir(parents=True, exist_ok=True)
-    write_yaml_atomic(plan.folder / RUN_CONFIG_NAME, run_config_document(plan, command_line, jobs))
-    click.echo(f"{plan.name}: {plan.converter}, {plan.grid.describe()}"
-               + (f", {reused} already measured" if reused else "") + f" -> {plan.folder}")
-    todo = plan.grid.size - reused
-    with progress_bar(todo, plan.name, no_bar, unit="point") as bar:
-        counter = {"done": reused}
+def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, scheduler=None, retries: int = 0):
+    """Measure the planned sweeps (what is missing of them with ``resume``) through one executor,
+    so a cluster gets every run's points at once; ``{name: outcome}`` of the runs measured."""
+    if scheduler is not None:  # workers read the inputs by path, whatever their working folder
+        plans = [with_absolute_paths(plan) for plan in plans]
+    pending = []
+    for plan in plans:
+        results_path = plan.folder / RESULTS_NAME
+        previous = None
+        if resume and results_path.is_file():
+            check_resumable(plan)
+            previous = read_yaml(results_path)
+            if is_complete(plan, previous):
+                click.echo(f"{plan.name}: complete ({plan.grid.size} points in {results_path}), skipped")
+                continue
+        reused = len(measured_records(plan, previous))
+        plan.folder.mkdir(parents=True, exist_ok=True)
+        config = run_config_document(plan, command_line, jobs)
+        if scheduler is not None:
+            config.update(scheduler=scheduler.describe(), retries=retries)
+        write_yaml_atomic(plan.folder / RUN_CONFIG_NAME, config)
+        click.echo(f"{plan.name}: {plan.converter}, {plan.grid.describe()}"
+                   + (f", {reused} already measured" if reused else "") + f" -> {plan.folder}")
+        pending.append((plan, previous, reused))
+    if not pending:
+        return {}
+    todo = sum(plan.grid.size - reused for plan, _, reused in pending)
+    several = len(pending) > 1
+    counters = {plan.name: reused for plan, _, reused in pending}
+    with _executor(jobs, scheduler, retries) as executor, \
+            progress_bar(todo, "benchmark" if several else pending[0][0].name, no_bar, unit="point") as bar:
 
-        def on_point(record, best):
-            counter["done"] += 1
+        def on_point(plan, record, best):
+            counters[plan.name] += 1
+            prefix = f"{plan.name}: " if several else ""  # a benchmark's runs finish interleaved
             bar.clear()
-            click.echo(_point_line(record, plan.grid.names, counter["done"], plan.grid.size))
+            click.echo(prefix + _point_line(record, plan.grid.names, counters[plan.name], plan.grid.size))
             bar.update(1)
             if best is not None:
-                bar.set_postfix_str(f"best avg IoU {best['avg_iou']:.4f}")
+                bar.set_postfix_str(f"{prefix}best avg IoU {best['avg_iou']:.4f}")
 
-        outcome = run_sweep(plan, make_executor(jobs), previous, on_point)
-    if outcome.failed:
-        click.echo(f"{PROGRAM}: warning: {plan.name}: {len(outcome.failed)} grid point(s) failed; "
-                   f"see {plan.folder / 'summary.txt'}", err=True)
-    return outcome
+        outcomes = run_sweeps([p for p, _, _ in pending], executor, [d for _, d, _ in pending], on_point)
+    for (plan, _, _), outcome in zip(pending, outcomes):
+        if outcome.failed:
+            click.echo(f"{PROGRAM}: warning: {plan.name}: {len(outcome.failed)} grid point(s) failed; "
+                       f"see {plan.folder / 'summary.txt'}", err=True)
+    return {plan.name: outcome for (plan, _, _), outcome in zip(pending, outcomes)}
+
+
+@contextlib.contextmanager
+def _executor(jobs: int, scheduler, retries: int):
+    """Local processes, or a Dask cluster (its dashboard address on stderr) for ``--scheduler``."""
+    if scheduler is None:
+        yield make_executor(jobs)
+        return
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # no tracebacks: failed points say what happened
+    with dask_client(scheduler, retries) as client:
+        click.echo(f"{PROGRAM}: {describe_cluster(client)}", err=True)
+        yield DaskExecutor(client, retries)
 
 
 def _render_runs(folders, plot_metric: str, no_plot: bool, report: bool = False) -> list:
@@ -168,6 +199,13 @@ def _dry_run(plans, inputs, resume: bool, title: str) -> str:
 @click.option("--refresh", is_flag=True, help="Redraw summaries and plots from the results on disk; convert nothing.")
 @click.option("--only", multiple=True, help="Benchmark runs to do, by name; several after one flag.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Grid points in parallel processes (0: all cores).")
+@click.option("--scheduler", metavar="ADDRESS|local[:N]",
+              help="Run the grid points (of every run) as Dask tasks: on the scheduler at ADDRESS "
+                   "(tcp://10.0.0.5:8786) or on N local worker processes. Workers read the inputs by path. "
+                   "Needs: pip install 'hbb2obb-toolkit[dask]'.")
+@click.option("--retries", type=int, default=DEFAULT_RETRIES, show_default=True,
+              help="With --scheduler: times a grid point whose converter failed or whose worker died is "
+                   "tried again before it is recorded as failed.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @click.pass_context
@@ -175,7 +213,7 @@ def _dry_run(plans, inputs, resume: bool, title: str) -> str:
 def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale_factors, opening_kernels, grid_axes,
          converter, command, command_timeout, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases,
          edge_tolerance, img_width, img_height, map_path, missing_pred, plot_metric, no_plot, config, dry_run, resume,
-         refresh, only, jobs, no_bar):
+         refresh, only, jobs, scheduler, retries, no_bar):
     """Sweep a converter's parameters over IMG_SOURCE's HBB prompts, scoring each grid point
     against GT_DIR; or run the benchmark of -c FILE.
 
@@ -183,6 +221,7 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     """
     check_plot_metric(plot_metric)
     resolve_jobs(jobs)
+    scheduler = _check_scheduler(ctx, scheduler, retries)
     command_line = shlex.join([PROGRAM] + sys.argv[1:])
     if refresh and (dry_run or resume):
         raise UsageError("--refresh converts nothing: it goes without --dry_run and --resume")
@@ -191,7 +230,8 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
         if img_source is not None or given:
             what = ", ".join(["IMG_SOURCE/GT_DIR"] * (img_source is not None) + ["--" + g for g in given])
             raise UsageError(f"-c/--config describes the runs: set {what} in {config} instead")
-        return _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line)
+        return _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line,
+                          scheduler, retries)
     if only and not refresh:
         raise UsageError("--only selects runs of a benchmark: use it with -c/--config or --refresh")
     if refresh:  # from disk alone: the folder is all it needs, not the converter or the data
@@ -227,7 +267,7 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if dry_run:
         click.echo(_dry_run([plan], plan.inputs, resume, f"Sweep {plan.name} -> {plan.folder}"), nl=False)
         return
-    _run_one(plan, resume, jobs, no_bar, command_line)
+    _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
     run, written, notes = render_run_folder(plan.folder, plot_metric, not no_plot)
     warn(PROGRAM, [("plot", n) for n in notes])
     click.echo((plan.folder / "summary.txt").read_text(encoding="utf-8"), nl=False)
@@ -235,6 +275,25 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if run.best is None:
         click.echo(f"{PROGRAM}: error: no grid point of {plan.name} was scored: nothing to choose from", err=True)
         raise SystemExit(1)
+
+
+def _check_scheduler(ctx, scheduler, retries):
+    """``--scheduler`` parsed (Dask must be installed), and the flags that go with it checked."""
+    def given(name):
+        return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+    if scheduler is None:
+        if given("retries"):
+            raise UsageError("--retries applies to grid points run on a Dask cluster: use it with --scheduler")
+        return None
+    if given("jobs"):
+        raise UsageError("--jobs runs local processes; with --scheduler the cluster's workers run the grid points "
+                         "(local:N for N local workers)")
+    if retries < 0:
+        raise UsageError(f"--retries must be 0 or more, got {retries}")
+    spec = parse_scheduler(scheduler)
+    require_distributed()
+    return spec
 
 
 def _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, summary: bool):
@@ -247,7 +306,8 @@ def _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, s
         _benchmark_summary(output_folder, runs, command_line, None, None, plot_metric, no_plot)
 
 
-def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line):
+def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line,
+               scheduler=None, retries=0):
     bench = load_benchmark(config)
     specs = select_runs(bench.runs, only)
     if refresh:
@@ -268,9 +328,9 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
     copy = bench.output_folder / config.name
     if copy.resolve() != config.resolve():
         copy.write_text(bench.text, encoding="utf-8")
+    outcomes = _run_plans(plans, resume, jobs, no_bar, command_line, scheduler, retries)
     for plan in plans:
-        outcome = _run_one(plan, resume, jobs, no_bar, command_line)
-        if outcome is not None or not (plan.folder / "summary.txt").is_file():
+        if plan.name in outcomes or not (plan.folder / "summary.txt").is_file():
             _render_runs([plan.folder], plot_metric, no_plot)
     _finish_benchmark(bench, _all_finished(bench), command_line, plot_metric, no_plot)
     empty = [plan.name for plan in plans if load_run(plan.folder).best is None]
