@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
+from hbb2obb.sweep import plain
 
 DASK_INSTALL_HINT = "pip install 'hbb2obb-toolkit[dask]'"
 DEFAULT_RETRIES = 2
@@ -182,8 +183,6 @@ def failure_record(call: tuple, reason: str) -> dict:
 
     ``call`` is the point's argument tuple ``(converter, options, params, inputs, evaluation)``.
     """
-    from hbb2obb.sweep import plain
-
     return {**{name: plain(value) for name, value in call[2].items()}, "execution_time": 0.0, "status": "failed",
             "error": reason}
 
