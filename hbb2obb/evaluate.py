@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import warnings
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -28,7 +27,8 @@ from hbb2obb.matching import match_pairs
 from hbb2obb.metrics import pair_statistics
 from hbb2obb.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
-CHUNK_FRAMES = 64  # frames whose candidate pairs share one IoU call
+CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
+CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
 
 
 class Hbb2ObbWarning(UserWarning):
@@ -156,37 +156,52 @@ def _chunk_job(args):
 
 
 def _join(chunks: list) -> MatchTable:
-    names, sizes, gts, preds, gt_frames, pred_frames, pred_index = [], [], [], [], [], [], []
-    frame_base = pred_base = 0
-    for c in chunks:
-        names.extend(c["names"])
-        sizes.append(c["sizes"])
-        gts.append(c["gt"])
-        preds.append(c["pred"])
-        gt_frames.append(c["gt_frame"] + frame_base)
-        pred_frames.append(c["pred_frame"] + frame_base)
-        pred_index.append(c["pred_index"] + pred_base)
-        frame_base += len(c["names"])
-        pred_base += len(c["pred"])
+    """One table from the chunks' columns; each chunk's part of a column is released once copied."""
+    names = tuple(name for c in chunks for name in c["names"])
+    frame_base = np.cumsum([0] + [len(c["names"]) for c in chunks])[:-1]
+    pred_base = np.cumsum([0] + [len(c["pred"]) for c in chunks])[:-1]
 
-    def cat(key, dtype):
-        parts = [c[key] for c in chunks]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype)
+    def take(key, dtype, base=None):
+        parts = [c.pop(key) for c in chunks]
+        if not parts:
+            return np.zeros(0, dtype)
+        joined = np.concatenate(parts)
+        if base is not None:  # chunk-local indices to run-wide ones
+            joined += np.repeat(base, [len(part) for part in parts])
+        return joined
 
     return MatchTable(
-        frame_names=tuple(names),
-        frame_sizes=np.concatenate(sizes) if sizes else np.zeros((0, 2)),
-        gt=Boxes.concatenate(gts),
-        gt_frame=np.concatenate(gt_frames) if gt_frames else np.zeros(0, np.int64),
-        pred=Boxes.concatenate(preds),
-        pred_frame=np.concatenate(pred_frames) if pred_frames else np.zeros(0, np.int64),
-        matched=cat("matched", bool),
-        pred_index=np.concatenate(pred_index) if pred_index else np.zeros(0, np.int64),
-        best_iou=cat("best_iou", np.float64),
-        iou=cat("iou", np.float64),
-        angle_error=cat("angle_error", np.float64),
-        pred_matched=cat("pred_matched", bool),
+        frame_names=names,
+        frame_sizes=np.concatenate([c.pop("sizes") for c in chunks]) if chunks else np.zeros((0, 2)),
+        gt=Boxes.concatenate([c.pop("gt") for c in chunks]),
+        gt_frame=take("gt_frame", np.int64, frame_base),
+        pred=Boxes.concatenate([c.pop("pred") for c in chunks]),
+        pred_frame=take("pred_frame", np.int64, frame_base),
+        matched=take("matched", bool),
+        pred_index=take("pred_index", np.int64, pred_base),
+        best_iou=take("best_iou", np.float64),
+        iou=take("iou", np.float64),
+        angle_error=take("angle_error", np.float64),
+        pred_matched=take("pred_matched", bool),
     )
+
+
+def _batches(specs: list) -> list:
+    """Runs of consecutive frames, each of at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels.
+
+    A frame larger than the byte budget forms a batch of its own: memory follows the largest
+    frame, never the number of frames.
+    """
+    batches, current, size = [], [], 0
+    for spec in specs:
+        if current and (len(current) >= CHUNK_FRAMES or size + spec.label_bytes > CHUNK_BYTES):
+            batches.append(current)
+            current, size = [], 0
+        current.append(spec)
+        size += spec.label_bytes
+    if current:
+        batches.append(current)
+    return batches
 
 
 def resolve_jobs(jobs: int) -> int:
@@ -230,11 +245,13 @@ def evaluate_frames(
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
     plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred)
     specs = list(plan.frames)
-    batches = [specs[i:i + CHUNK_FRAMES] for i in range(0, len(specs), CHUNK_FRAMES)]
+    batches = _batches(specs)
     jobs = resolve_jobs(jobs)
     chunks, health = [], FrameHealth()
     work = [(batch, settings, sizes, label_map) for batch in batches]
     if jobs > 1 and len(batches) > 1:
+        from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
+
         with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
             outputs = pool.map(_chunk_job, work)
             for batch, (columns, chunk_health) in zip(batches, outputs):

@@ -21,11 +21,15 @@ MISSING_PRED_POLICIES = ("skip", "empty", "error")
 
 @dataclass(frozen=True)
 class FrameSpec:
-    """One frame to score: its name and the two label files (``pred_path`` may be absent)."""
+    """One frame to score: its name and the two label files (``pred_path`` may be absent).
+
+    ``label_bytes`` is the size of the two files together, for sizing batches of frames.
+    """
 
     name: str
     gt_path: Path
     pred_path: Optional[Path]
+    label_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,15 @@ class FramePlan:
     orphan_pred: tuple[Path, ...]
 
 
-def _label_files(folder: Path, role: str) -> dict[str, Path]:
+def _label_files(folder: Path, role: str) -> dict[str, tuple[Path, int]]:
+    """``{stem: (path, bytes)}`` of the label files of a folder, sorted by name."""
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
     if not folder.is_dir():
         raise InputError(f"{folder}: {role} path is not a folder")
-    with os.scandir(folder) as entries:  # no stat per file: directory entries know their type
-        names = sorted(e.name for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
-    return {name[: -len(LABEL_SUFFIX)]: folder / name for name in names}
+    with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
+        found = sorted((e.name, e.stat().st_size) for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
+    return {name[: -len(LABEL_SUFFIX)]: (folder / name, size) for name, size in found}
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
@@ -58,18 +63,19 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
     """
     gt_files = _label_files(Path(gt_dir), "ground-truth")
     pred_files = _label_files(Path(pred_dir), "prediction")
-    missing = tuple(gt_files[n] for n in gt_files if n not in pred_files)
+    missing = tuple(gt_files[n][0] for n in gt_files if n not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
             f"{missing[0]}: no prediction file {Path(pred_dir) / missing[0].name}"
             + (f" (and {len(missing) - 1} more frames)" if len(missing) > 1 else "")
         )
+    absent = (None, 0)
     frames = tuple(
-        FrameSpec(name, path, pred_files.get(name))
-        for name, path in gt_files.items()
+        FrameSpec(name, path, pred_files.get(name, absent)[0], size + pred_files.get(name, absent)[1])
+        for name, (path, size) in gt_files.items()
         if name in pred_files or missing_pred == "empty"
     )
-    orphans = tuple(p for n, p in pred_files.items() if n not in gt_files)
+    orphans = tuple(p for n, (p, _) in pred_files.items() if n not in gt_files)
     return FramePlan(frames, missing, orphans)
 
 

@@ -55,12 +55,15 @@ def metrics_json(metrics: dict) -> str:
 
 def _plain_numbers(values) -> bool:
     """Finite floats and ints (not bools): what ``repr`` writes exactly as :mod:`json` does."""
-    for value in values:
-        kind = type(value)
-        if kind is float:
-            if value != value or value in (float("inf"), float("-inf")):
-                return False
-        elif kind is not int:
+    kinds = set(map(type, values))
+    if not kinds <= {float, int}:
+        return False
+    if float in kinds:
+        import numpy as np  # already loaded by every command that prints a metric dict
+
+        try:  # ints converted too: always finite, unless too large for a float (then: the slow path)
+            return bool(np.isfinite(np.array(values, dtype=np.float64)).all())
+        except OverflowError:
             return False
     return True
 

@@ -355,6 +355,22 @@ def test_candidate_pairs_by_group_equal_brute_force(a, b, groups, seed):
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
 
+@settings(max_examples=50, deadline=None)
+@given(box_sets, box_sets, st.booleans())
+def test_candidate_pairs_by_width_class_equal_brute_force(a, b, grouped):
+    # The search per width class (taken when one pass would expand too many candidates).
+    ra, rb = brute_force_pairs(a, b)
+    groups = (np.arange(len(a)) % 2, np.arange(len(b)) % 2) if grouped else (None, None)
+    original = iou_module._ONE_PASS_LIMIT
+    iou_module._ONE_PASS_LIMIT = -1
+    try:
+        ia, ib = candidate_pairs(a, b, *groups)
+    finally:
+        iou_module._ONE_PASS_LIMIT = original
+    same = groups[0][ra] == groups[1][rb] if grouped else np.ones(len(ra), dtype=bool)
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
 def test_candidate_pairs_groups_go_together():
     with pytest.raises(ValueError, match="together"):
         candidate_pairs([SQUARE], [SQUARE], a_group=[0])

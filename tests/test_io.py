@@ -236,8 +236,12 @@ def test_bulk_path_reads_as_the_careful_reader(tmp_path, content):
         assert str(info.value) == str(careful.problems[0])
 
 
-def test_batch_reads_each_file_as_alone_and_raises_the_first_broken_strict_file(tmp_path):
+@pytest.mark.parametrize("parse_bytes", [1 << 18, 1], ids=["one-pass", "a-pass-per-file"])
+def test_batch_reads_each_file_as_alone_and_raises_the_first_broken_strict_file(tmp_path, monkeypatch, parse_bytes):
+    import hbb2obb.io.yolo_obb as yolo_obb
     from hbb2obb.io.yolo_obb import read_obb_batch
+
+    monkeypatch.setattr(yolo_obb, "_PARSE_BYTES", parse_bytes)
 
     paths = []
     for index, content in enumerate(BULK_CASES.values()):

@@ -31,6 +31,7 @@ from hbb2obb.geometry.iou import iou_pairs
 from hbb2obb.geometry.polygon import polygon_area, repair_corners, side_lengths
 
 _ASPECT_SCALE = 4.0 / np.pi**2
+_BLOCK = 16384  # pairs per pass of distance_ious
 
 
 class DistanceIoU(NamedTuple):
@@ -117,13 +118,14 @@ def enclosing_extent(gt, pred) -> np.ndarray:
     """
     gt, pred = _aligned(gt, pred)
     u = box_axes(gt)
-    v = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    ux, uy = u[:, 0], u[:, 1]
     # Measured from the ground truth's first corner, so 4K coordinates keep their precision.
-    points = np.concatenate([gt, pred], axis=1) - gt[:, :1, :]
-    x, y = points[..., 0], points[..., 1]
-    along = x * u[:, :1] + y * u[:, 1:]
-    across = x * v[:, :1] + y * v[:, 1:]
-    return np.stack([along.max(axis=1) - along.min(axis=1), across.max(axis=1) - across.min(axis=1)], axis=1)
+    # Planar (8, n) layout: the reductions run over the short leading axis, row against row.
+    points = (np.concatenate([gt, pred], axis=1) - gt[:, :1, :]).transpose(1, 2, 0)
+    x, y = points[:, 0], points[:, 1]
+    along = x * ux + y * uy
+    across = x * -uy + y * ux
+    return np.stack([along.max(axis=0) - along.min(axis=0), across.max(axis=0) - across.min(axis=0)], axis=1)
 
 
 def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
@@ -155,10 +157,20 @@ def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
     [0.680672, 0.664143, 0.672408, 0.672408, 14.142136]
     """
     gt, pred = _aligned(gt, pred)
+    if iou is not None:
+        iou = np.asarray(iou, dtype=np.float64)
+        if iou.shape != (len(gt),):
+            raise ValueError(f"iou must have shape ({len(gt)},), got {iou.shape}")
+    if len(gt) > _BLOCK:  # pair by pair, so blocks give the same values with bounded work arrays
+        parts = [_distance_block(gt[s:s + _BLOCK], pred[s:s + _BLOCK], None if iou is None else iou[s:s + _BLOCK])
+                 for s in range(0, len(gt), _BLOCK)]
+        return DistanceIoU(*(np.concatenate(column) for column in zip(*parts)))
+    return _distance_block(gt, pred, iou)
+
+
+def _distance_block(gt: np.ndarray, pred: np.ndarray, iou: Optional[np.ndarray]) -> DistanceIoU:
     gt, pred = repair_corners(gt)[0], repair_corners(pred)[0]
-    iou = iou_pairs(gt, pred) if iou is None else np.asarray(iou, dtype=np.float64)
-    if iou.shape != (len(gt),):
-        raise ValueError(f"iou must have shape ({len(gt)},), got {iou.shape}")
+    iou = iou_pairs(gt, pred) if iou is None else iou
     # intersection = iou * union and union = |A| + |B| - intersection
     union = (polygon_area(gt) + polygon_area(pred)) / (1.0 + iou)
     extent = enclosing_extent(gt, pred)

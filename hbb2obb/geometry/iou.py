@@ -15,6 +15,8 @@ pixel coordinates keep full precision.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners, as_single
@@ -22,6 +24,7 @@ from hbb2obb.geometry.polygon import bounds, convex_positive, planar, shoelace
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
 _EXPAND_BUDGET = 1 << 22  # index entries expanded at once by candidate_pairs
+_ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
 
 
 def _clip(X, Y, ex, ey):
@@ -247,25 +250,20 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     a_x0, a_y0, a_x1, a_y1 = (np.ascontiguousarray(column) for column in box_a.T)
     a_set, b_set = _dense_groups(a_group, b_group, n, m)
     width = box_b[:, 2] - box_b[:, 0]
-    group = np.frexp(width)[1]
-    order = np.lexsort((box_b[:, 0], b_set, group))
-    cuts = np.flatnonzero(np.diff(group[order])) + 1
+    search = functools.partial(_search_pass, box_b=box_b, width=width, a_x0=a_x0, a_x1=a_x1, a_set=a_set,
+                               b_set=b_set, grouped=a_group is not None)
+    # One pass over all of b while that stays cheap (boxes of similar widths, the usual frame);
+    # otherwise one pass per width class (powers of two), so a few very wide boxes do not widen
+    # the search of every box.
+    by_x = np.argsort(box_b[:, 0], kind="stable")
+    passes = [search(by_x[np.argsort(b_set[by_x], kind="stable")])]
+    if passes[0][3].sum() > _ONE_PASS_LIMIT * (n + m):
+        group = np.frexp(width)[1]
+        order = np.lexsort((box_b[:, 0], b_set, group))
+        cuts = np.flatnonzero(np.diff(group[order])) + 1
+        passes = [search(members) for members in np.split(order, cuts)]  # a few at most
     keys = []
-    for members in np.split(order, cuts):  # one pass per width class (a few at most)
-        b_x0, b_y0, b_x1, b_y1 = (np.ascontiguousarray(column) for column in box_b[members].T)
-        reach = width[members].max()
-        # b can reach box a only if xmin_b > xmin_a - width_b >= xmin_a - reach (slack for rounding)
-        low = a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach)
-        if a_group is None:
-            lo = np.searchsorted(b_x0, low, side="left")
-            hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
-        else:
-            # Sorted by (group, xmin): search exact integer keys group * span + rank of xmin.
-            ranks, span = np.sort(b_x0), len(members) + 1
-            sorted_keys = b_set[members] * span + np.searchsorted(ranks, b_x0, side="left")
-            lo = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, low, side="left"), side="left")
-            hi = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, a_x1, side="left"), side="left")
-        counts = np.maximum(hi - lo, 0)
+    for members, (b_x0, b_y0, b_x1, b_y1), lo, counts in passes:
         ends = np.cumsum(counts)
         row = 0
         while row < n:  # bounded batches of the expansion
@@ -277,6 +275,29 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
             row = stop
     key = np.sort(np.concatenate(keys))
     return key // m, key % m
+
+
+def _search_pass(members, *, box_b, width, a_x0, a_x1, a_set, b_set, grouped):
+    """For boxes ``b[members]`` (sorted by group, then xmin): the range of x-candidates of each box of ``a``.
+
+    Returns ``members``, the bounds columns of ``b[members]``, and per box of ``a`` the first
+    position and the number of candidates (same group, ``xmin_b`` within reach).
+    """
+    columns = tuple(np.ascontiguousarray(column) for column in box_b[members].T)
+    b_x0 = columns[0]
+    reach = width[members].max()
+    # b can reach box a only if xmin_b > xmin_a - width_b >= xmin_a - reach (slack for rounding)
+    low = a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach)
+    if not grouped:
+        lo = np.searchsorted(b_x0, low, side="left")
+        hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
+    else:
+        # Sorted by (group, xmin): search exact integer keys group * span + rank of xmin.
+        ranks, span = np.sort(b_x0), len(members) + 1
+        sorted_keys = b_set[members] * span + np.searchsorted(ranks, b_x0, side="left")
+        lo = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, low, side="left"), side="left")
+        hi = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, a_x1, side="left"), side="left")
+    return members, columns, lo, np.maximum(hi - lo, 0)
 
 
 def _dense_groups(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -244,7 +244,11 @@ def bounds(corners) -> np.ndarray:
     [[1.0, 2.0, 7.0, 8.0]]
     """
     corners = as_corners(corners)
-    return np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
+    first, second, third, fourth = corners[:, 0], corners[:, 1], corners[:, 2], corners[:, 3]
+    # Pairwise minimum and maximum: several times faster than a reduction over the short axis.
+    low = np.minimum(np.minimum(first, second), np.minimum(third, fourth))
+    high = np.maximum(np.maximum(first, second), np.maximum(third, fourth))
+    return np.concatenate([low, high], axis=1)
 
 
 def side_lengths(corners) -> tuple[np.ndarray, np.ndarray]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import yaml
-
 from hbb2obb.errors import InputError
 
 
@@ -23,6 +21,8 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
     """
     if path is None:
         return {}
+    import yaml  # only when a map is given: the import costs every command's start-up
+
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,19 +139,32 @@ _BYTE_KIND[list(b" \t")] = _BLANK
 _BYTE_KIND[ord("\n")] = _LF
 _BYTE_KIND[ord("\r")] = _CR
 _BOM = b"\xef\xbb\xbf"
+_READ_SIZE = 1 << 16
 _MAX_DIGITS = 15  # an integer of up to 15 digits is exact in a float64, so m / 10**k rounds once
 _POWERS_OF_TEN = 10.0 ** np.arange(_MAX_DIGITS + 1)
 
 
 def read_blobs(paths) -> list:
-    """The bytes of each file, or ``None`` where it cannot be read (the careful reader reports why)."""
+    """The bytes of each file, or ``None`` where it cannot be read (the careful reader reports why).
+
+    Plain ``os.open``/``os.read``: half the cost of ``open()`` for thousands of small files.
+    """
     blobs = []
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                blobs.append(handle.read())
+            handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except OSError:
             blobs.append(None)
+            continue
+        try:
+            parts = [os.read(handle, _READ_SIZE)]
+            while len(parts[-1]) == _READ_SIZE:  # a short read of a regular file is its end
+                parts.append(os.read(handle, _READ_SIZE))
+            blobs.append(parts[0] if len(parts) == 1 else b"".join(parts))
+        except OSError:
+            blobs.append(None)
+        finally:
+            os.close(handle)
     return blobs
 
 

@@ -134,6 +134,7 @@ def read_obb_labels(path: str | Path, *, strict: bool, label_map: Optional[dict]
 
 
 _EXACT_INTEGER = 2.0**53  # class ids beyond this would not survive the float conversion
+_PARSE_BYTES = 1 << 18  # label text parsed per pass: big enough for numpy, small enough for the cache
 
 
 def _as_flag(code) -> Optional[bool]:
@@ -160,6 +161,22 @@ class _FastRows:
 
     @classmethod
     def parse(cls, blobs) -> "_FastRows":
+        """Parse in groups of about ``_PARSE_BYTES`` of text: the work arrays stay small and warm."""
+        groups, start, size = [], 0, 0
+        for index, blob in enumerate(blobs):
+            size += 0 if blob is None else len(blob)
+            if size >= _PARSE_BYTES or index == len(blobs) - 1:
+                groups.append((start, index + 1))
+                start, size = index + 1, 0
+        parts = [cls._parse_group(blobs[a:b], a) for a, b in groups]
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return cls._parse_group([], 0)
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.__dataclass_fields__))
+
+    @classmethod
+    def _parse_group(cls, blobs, first_file: int) -> "_FastRows":
         rows = numeric_rows(blobs)
         n_files, fields = rows.clean.size, rows.row_fields
         if rows.values.size:
@@ -178,13 +195,13 @@ class _FastRows:
         clean[rows.row_file[~good]] = False
         keep = clean[rows.row_file]
         values, file, with_confidence = values[keep], rows.row_file[keep], with_confidence[keep]
-        corners = values[:, 1:9]
+        corners = np.ascontiguousarray(values[:, 1:9])
         normalized = np.full(n_files, -1, dtype=np.int8)
         has_score = np.zeros(n_files, dtype=bool)
         if file.size:
             first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
-            inside = (np.minimum.reduceat(corners.min(axis=1), first) >= 0.0) & (
-                np.maximum.reduceat(corners.max(axis=1), first) <= 1.0)
+            flat = corners.reshape(-1)  # per file over all its coordinates
+            inside = (np.minimum.reduceat(flat, 8 * first) >= 0.0) & (np.maximum.reduceat(flat, 8 * first) <= 1.0)
             normalized[file[first]] = inside
             has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
         return cls(
@@ -192,7 +209,7 @@ class _FastRows:
             class_id=values[:, 0].astype(np.int64),
             score=np.where(with_confidence, values[:, 9], np.nan),
             line=rows.row_line[keep],
-            file=file,
+            file=file + first_file,
             clean=clean,
             normalized=normalized,
             has_score=has_score,
@@ -283,12 +300,11 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     >>> batch.counts.tolist(), [len(p) for p in batch.problems], batch.normalized
     ([1, 1, 0], [0, 1, 0], [False, True, None])
     """
-    paths = tuple(None if p is None else Path(p) for p in paths)
+    paths = tuple(p if p is None or isinstance(p, Path) else Path(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
-    present = [p for p in paths if p is not None and p.suffix.lower() != ".dota"]
-    blobs = iter(read_blobs(present))
-    fast = _FastRows.parse([b"" if p is None else None if p.suffix.lower() == ".dota" else next(blobs)
-                            for p in paths])
+    dota = [p is not None and p.name.lower().endswith(".dota") for p in paths]  # always the careful reader
+    blobs = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
+    fast = _FastRows.parse([b"" if p is None else None if d else next(blobs) for p, d in zip(paths, dota)])
     careful = {i: read_obb_labels(paths[i], strict=bool(strict[i]), label_map=label_map)
                for i in np.flatnonzero(~fast.clean).tolist()}
     difficult = np.zeros(len(fast.file), dtype=bool)
