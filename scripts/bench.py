@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Benchmark: ``hbb2obb-eval`` against the naive per-pair shapely reference (issue 3).
+
+Generates, deterministically and into a temporary folder, a Songdo-scale label set (5,419 4K
+frames of about 50 vehicles: cars, buses and trucks at real sizes, some axis-aligned, most
+rotated along the frame's roads) and a dense set (a few parking-lot frames of 5,000 boxes each),
+then times, side by side in one run:
+
+(a) ``hbb2obb-eval GT PRED -nb --json`` as a whole process (interpreter start included);
+(b) ``scripts/shapely_reference.py GT PRED --json``, one shapely intersection per box pair.
+
+It prints the median wall time of each, the ratio b/a, the peak resident memory of each
+process, whether both printed the same metric dict (every value within 1e-9), how ``--jobs``
+scales (with identical output and warnings), the time of a dense frame, and where our time
+goes (parsing, IoU, matching, statistics), measured by timers around the pipeline stages.
+
+Usage::
+
+    python scripts/bench.py                      # the full benchmark (make bench), minutes
+    python scripts/bench.py --baseline-frames 500  # time (b) on 500 frames, extrapolate per frame
+    python scripts/bench.py --frames 20 --boxes 10 --dense-boxes 200 --repeat 1  # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_SCRIPT = ROOT / "scripts" / "shapely_reference.py"
+TOLERANCE = 1e-9
+
+SONGDO_FRAMES = 5419  # frames of the Songdo Vision OBB release
+SONGDO_SIZE = (3840, 2160)
+#: class id: (share, length mean, length sd, breadth mean, breadth sd), pixels in a 4K frame.
+VEHICLES = {0: (0.90, 95.0, 7.0, 42.0, 2.5), 1: (0.03, 220.0, 18.0, 48.0, 2.5), 2: (0.07, 150.0, 20.0, 45.0, 2.5)}
+ALIGNED_SHARE = 0.18  # share of ground-truth boxes drawn exactly axis-aligned
+DROP_SHARE = 0.04  # ground-truth boxes the simulated converter misses
+EXTRAS_PER_FRAME = 0.8  # spurious predictions per frame (Poisson mean)
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """A generated pair of label folders."""
+
+    name: str
+    gt: Path
+    pred: Path
+    frames: int
+    gt_boxes: int
+    pred_boxes: int
+    size: tuple
+
+
+def _rectangles(centre, length, breadth, heading_deg):
+    """Corners ``(n, 4, 2)``; exact for headings at multiples of 90 degrees."""
+    rad = np.radians(heading_deg)
+    cos, sin = np.cos(rad), np.sin(rad)
+    right = np.isclose(np.mod(heading_deg, 90.0), 0.0)
+    cos, sin = np.where(right, np.round(cos), cos), np.where(right, np.round(sin), sin)
+    u = np.stack([cos, sin], -1) * (length / 2)[:, None]
+    v = np.stack([-sin, cos], -1) * (breadth / 2)[:, None]
+    return centre[:, None, :] + np.stack([-u - v, u - v, u + v, -u + v], axis=1)
+
+
+def _lines(class_id, corners) -> list[str]:
+    values = np.concatenate([class_id[:, None], np.rint(corners).reshape(-1, 8)], axis=1).astype(np.int64)
+    return [" ".join(row) for row in values.astype(str).tolist()]
+
+
+def _write_frames(folder: Path, names, frame_of_box, lines) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    stops = np.searchsorted(frame_of_box, np.arange(len(names)), side="right")
+    start = 0
+    for name, stop in zip(names, stops.tolist()):
+        (folder / f"{name}.txt").write_text("".join(line + "\n" for line in lines[start:stop]), encoding="utf-8")
+        start = stop
+
+
+def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, layout: str, seed: int) -> LabelSet:
+    """Write ``root/name/{gt,pred}``: ground truth and a simulated converter's predictions.
+
+    ``layout="roads"``: each box in its own cell of a coarse grid (vehicles rarely overlap), an
+    18 % share exactly axis-aligned, the rest along one of two road directions of the frame.
+    ``layout="parking"``: a dense lot, boxes on a regular grid of stalls, rows either straight
+    or angled. Integer corners, like the real labels. The same seed writes the same files.
+    """
+    rng = np.random.default_rng(seed)
+    width, height = size
+    counts = rng.integers(boxes[0], boxes[1] + 1, size=frames)
+    frame_of_box = np.repeat(np.arange(frames), counts)
+    total = int(counts.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    share = np.array([v[0] for v in VEHICLES.values()])
+    class_id = rng.choice(np.array(list(VEHICLES)), size=total, p=share / share.sum())
+    spec = np.array([VEHICLES[c][1:] for c in VEHICLES])[class_id]
+    length = np.maximum(rng.normal(spec[:, 0], spec[:, 1]), 10.0)
+    breadth = np.maximum(rng.normal(spec[:, 2], spec[:, 3]), 6.0)
+    if layout == "roads":
+        columns, rows = 16, 12
+        cell = np.array([width / columns, height / rows])
+        slot = np.argsort(rng.random((frames, columns * rows)), axis=1)[frame_of_box, within]
+        centre = (np.stack([slot % columns, slot // columns], -1) + 0.5) * cell
+        centre += rng.uniform(-0.2, 0.2, (total, 2)) * cell
+        road = rng.uniform(0.0, 180.0, (frames, 2))[frame_of_box, rng.integers(0, 2, total)]
+        heading = road + rng.choice([0.0, 180.0], total) + rng.normal(0.0, 4.0, total)
+        aligned = rng.random(total) < ALIGNED_SHARE
+        heading = np.where(aligned, rng.choice([0.0, 90.0, 180.0, 270.0], total), heading)
+    else:  # a parking lot: stalls 60 px apart in rows 115 px apart, every third row straight
+        pitch = np.array([60.0, 115.0])
+        columns = int(width // pitch[0])
+        height = int(np.ceil(boxes[1] / columns)) * int(pitch[1])
+        stall = np.stack([within % columns, within // columns], -1)
+        centre = (stall + 0.5) * pitch + rng.normal(0.0, 2.0, (total, 2))
+        tilt = np.where(stall[:, 1] % 3 == 0, 0.0, np.where(stall[:, 1] % 2 == 0, 35.0, -35.0))
+        heading = 90.0 + tilt + rng.choice([0.0, 180.0], total)
+        length, breadth = np.minimum(length, 100.0), np.minimum(breadth, 46.0)
+    gt = _rectangles(centre, length, breadth, heading)
+    names = [f"{name}_{i:05d}" for i in range(frames)]
+    _write_frames(root / name / "gt", names, frame_of_box, _lines(class_id, gt))
+
+    # The simulated converter: a little off in place, size and angle; misses some; adds a few.
+    kept = rng.random(total) >= DROP_SHARE
+    jitter = rng.normal(0.0, 1.0, (total, 4, 2))
+    pred = _rectangles(centre + rng.normal(0.0, 1.5, (total, 2)), length * rng.normal(1.0, 0.04, total),
+                       breadth * rng.normal(1.0, 0.06, total), heading + rng.normal(0.0, 1.5, total)) + jitter
+    start = rng.integers(0, 4, total)  # converters start the corner list anywhere, in either winding
+    pred = pred[np.arange(total)[:, None], (np.arange(4)[None, :] + start[:, None]) % 4]
+    pred = np.where((rng.random(total) < 0.1)[:, None, None], pred[:, ::-1], pred)
+    pred_class = np.where(rng.random(total) < 0.02, rng.integers(0, len(VEHICLES), total), class_id)
+    extras = rng.poisson(EXTRAS_PER_FRAME, frames)
+    extra_frame = np.repeat(np.arange(frames), extras)
+    extra_centre = rng.uniform(0.0, 1.0, (extra_frame.size, 2)) * np.array([width, height])
+    extra = _rectangles(extra_centre, rng.uniform(30, 120, extra_frame.size), rng.uniform(15, 50, extra_frame.size),
+                        rng.uniform(0.0, 180.0, extra_frame.size))
+    pred_frame = np.concatenate([frame_of_box[kept], extra_frame])
+    pred_corners = np.concatenate([pred[kept], extra])
+    pred_classes = np.concatenate([pred_class[kept], rng.integers(0, len(VEHICLES), extra_frame.size)])
+    order = np.lexsort((rng.random(pred_frame.size), pred_frame))  # shuffled within each frame
+    _write_frames(root / name / "pred", names, pred_frame[order], _lines(pred_classes[order], pred_corners[order]))
+    return LabelSet(name, root / name / "gt", root / name / "pred", frames, total, int(pred_frame.size),
+                    (width, height))
+
+
+def subset(label_set: LabelSet, frames: int, root: Path) -> LabelSet:
+    """The first ``frames`` frames of a set, as folders of symbolic links (copies where links fail)."""
+    frames = min(frames, label_set.frames)
+    names = sorted(p.name for p in label_set.gt.glob("*.txt"))[:frames]
+    folder = root / f"{label_set.name}_first{frames}"
+    counts = []
+    for side, source in (("gt", label_set.gt), ("pred", label_set.pred)):
+        (folder / side).mkdir(parents=True, exist_ok=True)
+        lines = 0
+        for name in names:
+            if not (source / name).exists():
+                continue
+            target = folder / side / name
+            try:
+                target.symlink_to(source / name)
+            except OSError:
+                shutil.copyfile(source / name, target)
+            lines += sum(1 for line in (source / name).read_text().splitlines() if line.strip())
+        counts.append(lines)
+    return LabelSet(folder.name, folder / "gt", folder / "pred", frames, counts[0], counts[1], label_set.size)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished process: wall time, peak resident memory, what it printed."""
+
+    seconds: float
+    peak_rss_mb: float | None
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+# Forks and waits for the measured command from a small interpreter: a child's peak RSS as the
+# kernel reports it includes the memory of the process it was forked from, so forking from this
+# script (with its data in memory) would inflate it. Times the command itself, not the launcher.
+LAUNCHER = """
+import os, sys, time
+report, command = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(command[0], command)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as handle:
+    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_process(command: list) -> Run:
+    """Run a command to completion: its wall time, peak RSS (the largest process of its tree), output."""
+    command = [str(part) for part in command]
+    with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        report = Path(folder) / "usage"
+        measured = hasattr(os, "fork") and hasattr(os, "wait4")
+        start = time.perf_counter()
+        if measured:
+            command = [sys.executable, "-S", "-c", LAUNCHER, str(report)] + command
+        returncode = subprocess.run(command, stdout=out, stderr=err).returncode
+        seconds, peak = time.perf_counter() - start, None
+        if measured and report.exists():
+            seconds, maxrss = report.read_text().split()
+            scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 2**10  # bytes on macOS, KiB on Linux
+            seconds, peak = float(seconds), int(maxrss) * scale
+        out.seek(0)
+        err.seek(0)
+        return Run(seconds, peak, returncode, out.read().decode(), err.read().decode())
+
+
+def eval_command() -> list:
+    """Our console script, from the interpreter's environment."""
+    beside = Path(sys.executable).with_name("hbb2obb-eval")
+    found = beside if beside.exists() else shutil.which("hbb2obb-eval")
+    if not found:
+        sys.exit("bench: hbb2obb-eval not found; install the package (make install)")
+    return [found]
+
+
+def ours(label_set: LabelSet, jobs: int = 1) -> list:
+    return eval_command() + [label_set.gt, label_set.pred, "-nb", "--json", "--jobs", str(jobs)]
+
+
+def baseline(label_set: LabelSet) -> list:
+    return [sys.executable, REFERENCE_SCRIPT, label_set.gt, label_set.pred, "--json"]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Repeated runs of one command: the median wall time and the largest peak RSS."""
+
+    runs: tuple
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r.seconds for r in self.runs)
+
+    @property
+    def peak_rss_mb(self) -> float | None:
+        peaks = [r.peak_rss_mb for r in self.runs if r.peak_rss_mb is not None]
+        return max(peaks) if peaks else None
+
+    @property
+    def first(self) -> Run:
+        return self.runs[0]
+
+
+def timed(command: list, repeat: int) -> Timing:
+    runs = []
+    for _ in range(max(repeat, 1)):
+        run = run_process(command)
+        if run.returncode != 0:
+            sys.exit(f"bench: {' '.join(map(str, command))} failed with status {run.returncode}:\n{run.stderr[-2000:]}")
+        runs.append(run)
+    return Timing(tuple(runs))
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def compare_metrics(ours_dict: dict, theirs: dict, path: str = "") -> tuple[int, float, list]:
+    """Compare every value the reference printed with ours: ``(values compared, max |diff|, mismatches)``.
+
+    Numbers must agree within :data:`TOLERANCE`, everything else exactly; keys only we print
+    (input-health counters) are not compared.
+    """
+    compared, worst, bad = 0, 0.0, []
+    for key, value in theirs.items():
+        where = f"{path}{key}"
+        if key not in ours_dict:
+            bad.append(f"{where}: missing from ours")
+            continue
+        mine = ours_dict[key]
+        if isinstance(value, dict):
+            n, w, b = compare_metrics(mine, value, where + ".")
+            compared, worst, bad = compared + n, max(worst, w), bad + b
+        elif isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            if len(mine) != len(value):
+                bad.append(f"{where}: {len(mine)} values against {len(value)}")
+                continue
+            diff = float(np.max(np.abs(np.subtract(mine, value)))) if value else 0.0
+            compared, worst = compared + len(value), max(worst, diff)
+            if diff > TOLERANCE:
+                bad.append(f"{where}: differs by {diff:.3g}")
+        elif isinstance(value, float) and not isinstance(mine, bool):
+            diff = abs(float(mine) - value)
+            compared, worst = compared + 1, max(worst, diff)
+            if not diff <= TOLERANCE:
+                bad.append(f"{where}: {mine!r} against {value!r}")
+        else:
+            compared += 1
+            if mine != value:
+                bad.append(f"{where}: {mine!r} against {value!r}")
+    return compared, worst, bad
+
+
+def agreement(ours_run: Run, baseline_run: Run) -> tuple[int, float, list]:
+    return compare_metrics(json.loads(ours_run.stdout), json.loads(baseline_run.stdout))
+
+
+def messy_copy(label_set: LabelSet, frames: int, root: Path) -> LabelSet:
+    """A copy of the first frames with broken prediction lines, bow-ties, a missing and an orphan file.
+
+    Used to check that ``--jobs`` keeps the warnings and their order.
+    """
+    source = subset(label_set, frames, root / "links")
+    folder = root / f"{label_set.name}_messy"
+    for side in ("gt", "pred"):
+        (folder / side).mkdir(parents=True, exist_ok=True)
+        for path in sorted((source.gt if side == "gt" else source.pred).glob("*.txt")):
+            shutil.copyfile(path, folder / side / path.name)
+    preds = sorted((folder / "pred").glob("*.txt"))
+    for index, path in enumerate(preds):
+        lines = path.read_text().splitlines()
+        if index % 7 == 3:
+            lines.insert(len(lines) // 2, "0 1 2 3")
+        if index % 11 == 5:
+            lines.append("1 10 10 nan 10 20 20 10 20")
+        if index % 5 == 1 and lines:
+            fields = lines[0].split()
+            lines[0] = " ".join(fields[:5] + fields[7:9] + fields[5:7])  # corners 3 and 4 swapped
+        path.write_text("\n".join(lines) + "\n")
+    if len(preds) > 2:
+        preds[len(preds) // 2].unlink()
+    (folder / "pred" / "zz_orphan.txt").write_text("0 1 1 20 1 20 9 1 9\n")
+    return LabelSet(folder.name, folder / "gt", folder / "pred", source.frames, source.gt_boxes, source.pred_boxes,
+                    label_set.size)
+
+
+# --------------------------------------------------------------------------- profile
+
+# Run in a fresh interpreter, so interpreter start and imports are measured as the console
+# script pays them. Timers wrap the pipeline stages where the core looks them up.
+PROFILE_CHILD = r"""
+import time
+began = time.perf_counter()
+import json, sys
+import hbb2obb.cli.eval as cli
+imported = time.perf_counter()
+import hbb2obb.evaluate as core
+import hbb2obb.frames as frames
+spent = {}
+def wrap(module, name, label):
+    original = getattr(module, name, None)
+    if original is None:
+        return
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+    setattr(module, name, timed)
+STAGES
+gt, pred, out = sys.argv[1:4]
+try:
+    cli.main([gt, pred, "-nb", "--json"], standalone_mode=False)
+finally:
+    spent["imports"] = imported - began
+    spent["in process"] = time.perf_counter() - began
+    with open(out, "w") as handle:
+        json.dump(spent, handle)
+"""
+STAGES = [  # (module, attribute, label); a missing attribute is skipped (older versions of the core)
+    ("cli", "plan_frames", "pairing files"),
+    ("cli", "evaluate_frames", "evaluate"),
+    ("core", "_match_chunk", "chunk"),
+    ("core", "load_frame", "load"),
+    ("core", "load_frames", "load"),
+    ("frames", "read_obb_labels", "parsing"),
+    ("frames", "read_obb_batch", "parsing"),
+    ("core", "candidate_pairs", "candidate pairs"),
+    ("core", "iou_pairs", "IoU"),
+    ("core", "match_pairs", "matching"),
+    ("core", "orientation_errors", "orientation"),
+    ("core", "summarize", "statistics"),
+    ("cli", "metrics_json", "JSON"),
+]
+
+
+def profile(label_set: LabelSet, scratch: Path) -> tuple[float, dict]:
+    """Wall time of one instrumented run and the seconds spent per stage."""
+    code = PROFILE_CHILD.replace("STAGES", "\n".join(f"wrap({m}, {a!r}, {label!r})" for m, a, label in STAGES))
+    out = scratch / "profile.json"
+    run = run_process([sys.executable, "-c", code, label_set.gt, label_set.pred, out])
+    if run.returncode != 0:
+        sys.exit(f"bench: profiling run failed:\n{run.stderr[-2000:]}")
+    return run.seconds, json.loads(out.read_text())
+
+
+def profile_rows(wall: float, spent: dict) -> list:
+    """Exclusive seconds per stage (nested stages subtracted), in pipeline order."""
+    get = spent.get
+    chunk_parts = sum(get(k, 0.0) for k in ("load", "candidate pairs", "IoU", "matching", "orientation"))
+    rows = [
+        ("interpreter start", wall - get("in process", wall)),
+        ("imports", get("imports", 0.0)),
+        ("pairing files", get("pairing files", 0.0)),
+        ("reading and parsing labels", get("parsing", 0.0)),
+        ("repair, scaling, filters", get("load", 0.0) - get("parsing", 0.0)),
+        ("candidate pairs (AABB)", get("candidate pairs", 0.0)),
+        ("IoU (polygon clipping)", get("IoU", 0.0)),
+        ("matching", get("matching", 0.0)),
+        ("orientation errors", get("orientation", 0.0)),
+        ("rest of the chunk work", get("chunk", 0.0) - chunk_parts),
+        ("joining chunks, warnings", get("evaluate", 0.0) - get("chunk", 0.0)),
+        ("statistics (metric dict)", get("statistics", 0.0)),
+        ("JSON text", get("JSON", 0.0)),
+    ]
+    accounted = sum(seconds for _, seconds in rows)
+    rows.append(("printing, CLI, other", wall - accounted))
+    return rows
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def _mb(value) -> str:
+    return "n/a" if value is None else f"{value:.0f} MB"
+
+
+def _table(rows: list, header: tuple) -> str:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in [header] + rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join("  " + line for line in lines)
+
+
+def _describe(label_set: LabelSet) -> str:
+    return (f"{label_set.frames:,} frames, {label_set.gt_boxes:,} ground-truth boxes, {label_set.pred_boxes:,} "
+            f"predictions, {label_set.size[0]}x{label_set.size[1]}")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=SONGDO_FRAMES, help="frames of the Songdo-scale set")
+    parser.add_argument("--boxes", type=int, nargs=2, default=(41, 60), metavar=("MIN", "MAX"),
+                        help="ground-truth boxes per frame, inclusive range (default 41 60: about 50)")
+    parser.add_argument("--dense-frames", type=int, default=3, help="frames of the dense set")
+    parser.add_argument("--dense-boxes", type=int, default=5000, help="boxes per dense frame")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each of our timings (the median is shown)")
+    parser.add_argument("--baseline-repeat", type=int, default=1, help="runs of the shapely baseline")
+    parser.add_argument("--baseline-frames", type=int, default=0,
+                        help="time the baseline on the first N frames only and extrapolate per frame (0: all)")
+    parser.add_argument("--dense-baseline", action="store_true",
+                        help="also time the baseline on one dense frame (minutes at 5,000 boxes)")
+    parser.add_argument("--jobs", type=int, nargs="+", default=(1, 2), help="--jobs values to time (default 1 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temporary folder)")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the stage breakdown")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="hbb2obb-bench-")) if args.keep is None else args.keep
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run(args, scratch)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(args, scratch: Path) -> int:
+    say = lambda text="": print(text, flush=True)  # noqa: E731
+    started = time.perf_counter()
+    songdo = generate(scratch, "songdo", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
+                      layout="roads", seed=args.seed)
+    dense = generate(scratch, "dense", frames=args.dense_frames, boxes=(args.dense_boxes, args.dense_boxes),
+                     size=(8192, None), layout="parking", seed=args.seed + 1)
+    dense_one = subset(dense, 1, scratch / "links")
+    say(f"hbb2obb benchmark (issue 3), Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"data generated in {time.perf_counter() - started:.1f} s (seed {args.seed})")
+    say(f"Songdo-scale set: {_describe(songdo)}")
+    say(f"dense set:        {_describe(dense)}")
+    say()
+
+    # (a) against (b) on the Songdo-scale set.
+    a = timed(ours(songdo), args.repeat)
+    partial = 0 < args.baseline_frames < songdo.frames
+    base_set = subset(songdo, args.baseline_frames, scratch / "links") if partial else songdo
+    b = timed(baseline(base_set), args.baseline_repeat)
+    a_same = a if not partial else timed(ours(base_set), 1)
+    compared, worst, mismatches = agreement(a_same.first, b.first)
+    b_seconds = b.median * songdo.frames / base_set.frames if partial else b.median
+    ratio = b_seconds / a.median
+    rows = [
+        ("(a) hbb2obb-eval -j 1", f"{a.median:.2f} s", _mb(a.peak_rss_mb), f"median of {len(a.runs)}"),
+        ("(b) shapely reference", f"{b_seconds:.1f} s", _mb(b.peak_rss_mb),
+         (f"{b.median:.1f} s on {base_set.frames:,} frames, x{songdo.frames / base_set.frames:.2f} (linear per frame)"
+          if partial else f"median of {len(b.runs)}")),
+    ]
+    say("Songdo-scale set: whole processes, wall time")
+    say(_table(rows, ("", "time", "peak RSS", "runs")))
+    say(f"  ratio b/a: {_times(ratio)}" + ("  (b extrapolated linearly per frame from the subset)" if partial else ""))
+    say(f"  metric dicts agree: {'yes' if not mismatches else 'NO'} ({compared:,} values compared"
+        f"{' on the subset' if partial else ''}, largest difference {worst:.1e}, tolerance {TOLERANCE:g})")
+    for line in mismatches[:10]:
+        say(f"    mismatch: {line}")
+    say()
+
+    # --jobs: scaling on the clean set, identical output and warnings on a messy one.
+    messy = messy_copy(songdo, min(songdo.frames, 640), scratch)
+    rows, reference_out = [], None
+    for jobs in args.jobs:
+        t = a if jobs == 1 else timed(ours(songdo, jobs), args.repeat)
+        messy_run = run_process(ours(messy, jobs))
+        same = reference_out is None or (t.first.stdout, messy_run.stdout, messy_run.stderr) == reference_out
+        reference_out = reference_out or (t.first.stdout, messy_run.stdout, messy_run.stderr)
+        rows.append((f"-j {jobs}", f"{t.median:.2f} s", f"x{a.median / t.median:.2f}", _mb(t.peak_rss_mb),
+                     "yes" if same else "NO"))
+    warnings_count = reference_out[2].count("warning:") if reference_out else 0
+    say("--jobs scaling (Songdo-scale set; output and warnings compared on a copy of "
+        f"{messy.frames} frames with broken lines, bow-ties, a missing and an orphan file: {warnings_count} warnings)")
+    say(_table(rows, ("jobs", "time", "speed-up", "peak RSS*", "same output and warnings")))
+    say("  * peak RSS of the largest single process (each worker holds its own chunk)")
+    say()
+
+    # Memory against frame count.
+    rows = []
+    for fraction in (16, 4):
+        part = subset(songdo, max(songdo.frames // fraction, 1), scratch / "links")
+        run = run_process(ours(part))
+        rows.append((f"{part.frames:,} frame{'s' if part.frames != 1 else ''}", f"{part.gt_boxes:,}", _mb(run.peak_rss_mb), f"{run.seconds:.2f} s"))
+    rows.append((f"{songdo.frames:,} frames", f"{songdo.gt_boxes:,}", _mb(a.peak_rss_mb), f"{a.median:.2f} s"))
+    say("peak RSS against frame count (-j 1)")
+    say(_table(rows, ("set", "GT boxes", "peak RSS", "time")))
+    say()
+
+    # Dense frames.
+    one = timed(ours(dense_one), args.repeat)
+    whole = timed(ours(dense), args.repeat)
+    rows = [(f"1 frame of {args.dense_boxes:,} boxes", f"{one.median:.2f} s", _mb(one.peak_rss_mb), "")]
+    rows.append((f"{dense.frames} frames of {args.dense_boxes:,}", f"{whole.median:.2f} s", _mb(whole.peak_rss_mb), ""))
+    if args.dense_baseline:
+        dense_b = timed(baseline(dense_one), 1)
+        n, w, bad = agreement(one.first, dense_b.first)
+        rows.append(("shapely reference, 1 frame", f"{dense_b.median:.1f} s", _mb(dense_b.peak_rss_mb),
+                     f"ratio {_times(dense_b.median / one.median)}, agree: {'yes' if not bad else 'NO'} ({n:,} values)"))
+        mismatches += bad
+    say("dense set: whole processes on one core (-j 1)")
+    say(_table(rows, ("", "time", "peak RSS", "")))
+    say()
+
+    if args.profile:
+        wall, spent = profile(songdo, scratch)
+        rows = [(label, f"{seconds:.3f} s", f"{100 * seconds / wall:.0f} %") for label, seconds in profile_rows(wall, spent)]
+        say(f"where our time goes (Songdo-scale set, one instrumented run of {wall:.2f} s, -j 1)")
+        say(_table(rows, ("stage", "time", "share")))
+        say()
+    say(f"benchmark finished in {time.perf_counter() - started:.0f} s")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""scripts/bench.py in a tiny mode: it runs end to end, both sides agree, a ratio is reported.
+
+Speed itself is measured by the benchmark (make bench), never asserted here.
+"""
+
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+BENCH = ROOT / "scripts" / "bench.py"
+
+
+def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
+    run = subprocess.run(
+        [sys.executable, str(BENCH), "--frames", "12", "--boxes", "5", "12", "--dense-frames", "2",
+         "--dense-boxes", "150", "--repeat", "1", "--jobs", "1", "2", "--dense-baseline", "--keep", str(tmp_path)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    assert re.search(r"Songdo-scale set: 12 frames, [\d,]+ ground-truth boxes", out)
+    assert re.search(r"metric dicts agree: yes \([\d,]+ values compared", out)
+    assert float(re.search(r"ratio b/a: ([\d.]+)x", out).group(1)) > 0
+    assert re.search(r"-j 2\s+[\d.]+ s\s+x[\d.]+\s+\d+ MB\s+yes", out)  # same output and warnings
+    assert re.search(r"shapely reference, 1 frame .* agree: yes", out)
+    stages = re.findall(r"^\s+(reading and parsing labels|IoU \(polygon clipping\)|statistics \(metric dict\))\s+"
+                        r"([\d.]+) s", out, flags=re.M)
+    assert len(stages) == 3
+    # the generated data is deterministic: same seed, same files
+    first = (tmp_path / "songdo" / "gt" / "songdo_00000.txt").read_text()
+    assert len(first.splitlines()) >= 5 and all(len(line.split()) == 9 for line in first.splitlines())
+
+
+def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
+    run = subprocess.run(
+        [sys.executable, str(BENCH), "--frames", "10", "--boxes", "4", "8", "--dense-frames", "1",
+         "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "on 5 frames, x2.00 (linear per frame)" in run.stdout
+    assert "b extrapolated linearly per frame from the subset" in run.stdout
+    assert "metric dicts agree: yes" in run.stdout and "on the subset" in run.stdout
