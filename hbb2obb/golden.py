@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hbb2obb.errors import InputError, UsageError
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
@@ -70,6 +68,8 @@ def load_golden(path) -> dict:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{exc.lineno}: golden file is not valid JSON ({exc.msg})") from None
     else:
+        import yaml  # only for YAML golden files: the import costs every hbb2obb-eval start-up
+
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -96,6 +96,8 @@ def stored_form(metrics: dict, like_path) -> dict:
     """
     if _is_json(Path(like_path)):
         return json.loads(json.dumps(metrics))
+    import yaml
+
     return yaml.safe_load(yaml.safe_dump(metrics, sort_keys=False))
 
 
