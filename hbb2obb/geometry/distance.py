@@ -62,7 +62,9 @@ def box_centers(corners) -> np.ndarray:
     >>> box_centers([[[0, 0], [4, 0], [4, 2], [0, 2]]]).tolist()
     [[2.0, 1.0]]
     """
-    return as_corners(corners).mean(axis=1)
+    corners = as_corners(corners)
+    # The sum in mean()'s order, without its reduction over a short axis: the same values.
+    return (((corners[:, 0] + corners[:, 1]) + corners[:, 2]) + corners[:, 3]) / 4.0
 
 
 def box_axes(corners) -> np.ndarray:
@@ -117,15 +119,28 @@ def enclosing_extent(gt, pred) -> np.ndarray:
     [[110.0, 110.0]]
     """
     gt, pred = _aligned(gt, pred)
-    u = box_axes(gt)
-    ux, uy = u[:, 0], u[:, 1]
+    # Planar (8, n) layout, so every step runs row against row over the pairs.
+    x = np.concatenate([gt[..., 0].T, pred[..., 0].T])
+    y = np.concatenate([gt[..., 1].T, pred[..., 1].T])
+    ux, uy = _axes_planar(x[:4], y[:4])
     # Measured from the ground truth's first corner, so 4K coordinates keep their precision.
-    # Planar (8, n) layout: the reductions run over the short leading axis, row against row.
-    points = (np.concatenate([gt, pred], axis=1) - gt[:, :1, :]).transpose(1, 2, 0)
-    x, y = points[:, 0], points[:, 1]
+    x -= x[0].copy()
+    y -= y[0].copy()
     along = x * ux + y * uy
     across = x * -uy + y * ux
     return np.stack([along.max(axis=0) - along.min(axis=0), across.max(axis=0) - across.min(axis=0)], axis=1)
+
+
+def _axes_planar(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`box_axes` of planar ``(4, n)`` corners, as two ``(n,)`` arrays (same values)."""
+    fx, fy = x[1] - x[0], y[1] - y[0]
+    sx, sy = x[2] - x[1], y[2] - y[1]
+    longer = sx**2 + sy**2 > fx**2 + fy**2
+    ex, ey = np.where(longer, sx, fx), np.where(longer, sy, fy)
+    length = np.hypot(ex, ey)
+    flat = length == 0
+    length = np.where(flat, 1.0, length)
+    return np.where(flat, 1.0, ex) / length, np.where(flat, 0.0, ey) / length
 
 
 def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
