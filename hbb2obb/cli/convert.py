@@ -1,0 +1,117 @@
+"""``hbb2obb IMG_SOURCE``: convert HBB prompts to OBBs with the built-in ``image`` converter.
+
+Mirrors the reference tool's main command where it applies (image or folder of images, HBBs
+from ``--hbb_dir``, OBBs to ``--obb_dir``, ``--scale_factors`` one or two values,
+``--opening_kernel_percentage``, ``--imgsz``, ``--save_img``/``--viz_dir``, ``--no_bar``), but
+needs no model: it segments each box from the pixels (see :mod:`hbb2obb.converters.image`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.converters.image import DEFAULT_PARAMETERS, validate_parameters, convert_frame
+from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.images import IMAGE_SUFFIXES
+
+PROGRAM = "hbb2obb"
+
+
+def image_paths(source: Path) -> list[Path]:
+    """The frames to convert: ``source`` itself, or the images in the folder, sorted by name."""
+    if source.is_file():
+        return [source]
+    if not source.is_dir():
+        raise InputError(f"{source}: no such image or folder")
+    return sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def default_dir(source: Path, name: str) -> Path:
+    """``<folder of the images>/../name``, the reference tool's default layout."""
+    folder = source if source.is_dir() else source.parent
+    return folder.parent / name
+
+
+@multi_value_command({"scale_factors": float}, name=PROGRAM)
+@click.argument("img_source", type=click.Path(path_type=Path))
+@click.option("-hd", "--hbb_dir", type=click.Path(path_type=Path),
+              help="Folder of YOLO-HBB prompts (default: IMG_SOURCE/../labels_hbb).")
+@click.option("-od", "--obb_dir", type=click.Path(path_type=Path),
+              help="Where to write the YOLO-OBB files, absolute pixels (default: IMG_SOURCE/../labels_obb).")
+@click.option("-sf", "--scale_factors", type=float, multiple=True,
+              help="How far beyond the HBB the object may reach, per side as a fraction of that side: "
+                   f"one value, or short side then long side (default: {DEFAULT_PARAMETERS['scale_factor']}).")
+@click.option("-okp", "--opening_kernel_percentage", type=float,
+              default=DEFAULT_PARAMETERS["opening_kernel_percentage"], show_default=True,
+              help="Morphological opening of each mask, as a fraction of its smaller side; negative closes; 0 is off.")
+@click.option("--imgsz", type=int, default=DEFAULT_PARAMETERS["imgsz"], show_default=True,
+              help="Long side in pixels of the window each box is segmented in.")
+@click.option("-cr", "--corner_radius", type=float, default=DEFAULT_PARAMETERS["corner_radius"], show_default=True,
+              help="Vehicle corner rounding as a fraction of the breadth (how far a hugging HBB sits inside "
+                   "a diagonal vehicle's rectangle corners).")
+@click.option("--save_img", is_flag=True, help="Also save each frame with HBBs, masks, contours and OBBs drawn on it.")
+@click.option("--viz_dir", type=click.Path(path_type=Path), help="Folder of the pictures (default: the OBB folder).")
+@click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@version_option(PROGRAM)
+@handles_errors(PROGRAM)
+def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, save_img,
+         viz_dir, no_bar):
+    """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
+
+    Each box is segmented from the image pixels (no model, no download) and a rectangle is
+    fitted to the mask and the HBB. A box without a usable mask is written as its HBB and
+    counted as a fallback. Exit status: 0 ok, 2 usage or input error.
+    """
+    if len(scale_factors) > 2:
+        raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
+    params = validate_parameters({
+        "scale_factor": (list(scale_factors) if len(scale_factors) == 2 else scale_factors[0]) if scale_factors
+        else DEFAULT_PARAMETERS["scale_factor"],
+        "opening_kernel_percentage": opening_kernel_percentage, "imgsz": imgsz, "corner_radius": corner_radius,
+    })
+    if viz_dir is not None and not save_img:
+        raise UsageError("--viz_dir needs --save_img")
+    frames = image_paths(img_source)
+    hbb_dir = hbb_dir or default_dir(img_source, "labels_hbb")
+    obb_dir = obb_dir or default_dir(img_source, "labels_obb")
+    viz_dir = viz_dir or obb_dir
+    if not hbb_dir.is_dir():
+        raise InputError(f"{hbb_dir}: HBB folder not found")
+    obb_dir.mkdir(parents=True, exist_ok=True)
+    if save_img:
+        viz_dir.mkdir(parents=True, exist_ok=True)
+    warnings = []
+    converted = boxes = fallbacks = 0
+    start = time.perf_counter()
+    with progress_bar(len(frames), "Converting", no_bar) as bar:
+        for image_path in frames:
+            hbb_path = hbb_dir / f"{image_path.stem}.txt"
+            if not hbb_path.is_file():
+                warnings.append(("no-hbb", f"{image_path}: no HBB file {hbb_path}; frame skipped"))
+                bar.update(1)
+                continue
+            result = convert_frame(image_path, hbb_path, obb_dir / hbb_path.name, params, keep_masks=save_img)
+            warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
+            fallback = result.conversion.fallback
+            for line, is_fallback in zip(result.label_file.boxes.line.tolist(), fallback.tolist()):
+                if is_fallback:
+                    warnings.append(("fallback", f"{hbb_path}:{line}: no usable mask; the HBB was written as the OBB"))
+            if save_img:
+                from hbb2obb.converters.image_draw import draw_conversion
+
+                picture = draw_conversion(result.image, result.xyxy, result.conversion,
+                                          result.label_file.boxes.class_id)
+                picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
+            converted += 1
+            boxes += len(fallback)
+            fallbacks += int(fallback.sum())
+            bar.update(1)
+    warn(PROGRAM, warnings)
+    click.echo(f"Converted {boxes} boxes in {converted} frames in {time.perf_counter() - start:.2f} s -> {obb_dir}")
+    click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
+    if save_img:
+        click.echo(f"Pictures: {viz_dir}")

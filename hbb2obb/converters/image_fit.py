@@ -1,0 +1,201 @@
+"""Geometry of the ``image`` converter: the working window, the orientation hint, the fit.
+
+:class:`Window` maps a resampled crop back to image pixels; :func:`dominant_axis` reads the
+orientation modulo 90 degrees from gradients; :func:`fit_rectangle` solves for the four sides
+of a rectangle that agrees with a mask outline and with the HBB it came from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Window:
+    """A resampled crop: working pixel ``(row, col)`` covers image ``[x0 + col/sx, x0 + (col+1)/sx)``.
+
+    Attributes
+    ----------
+    pixels : ndarray, shape (h, w, 3)
+        RGB values as float.
+    x0, y0 : float
+        Image coordinates of the crop's top-left corner.
+    sx, sy : float
+        Working pixels per image pixel along x and y.
+    """
+
+    pixels: np.ndarray
+    x0: float
+    y0: float
+    sx: float
+    sy: float
+
+    @property
+    def centres_x(self) -> np.ndarray:
+        """Image x of every working column's centre."""
+        return self.x0 + (np.arange(self.pixels.shape[1]) + 0.5) / self.sx
+
+    @property
+    def centres_y(self) -> np.ndarray:
+        return self.y0 + (np.arange(self.pixels.shape[0]) + 0.5) / self.sy
+
+    def to_image(self, points: np.ndarray) -> np.ndarray:
+        """Working coordinates ``(n, 2)`` (x right, y down) to image coordinates."""
+        return np.asarray(points, dtype=np.float64) / [self.sx, self.sy] + [self.x0, self.y0]
+
+    def inside(self, xyxy) -> np.ndarray:
+        """Boolean ``(h, w)``: working pixels whose centre lies in the image box ``x1 y1 x2 y2``."""
+        x1, y1, x2, y2 = xyxy
+        xs, ys = self.centres_x, self.centres_y
+        return ((ys >= y1) & (ys <= y2))[:, None] & ((xs >= x1) & (xs <= x2))[None, :]
+
+
+def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
+    """Resample the part of ``image`` (a PIL image) around ``xyxy``, grown by ``margin``, to ``imgsz``.
+
+    The crop is clipped to the frame; the longer side of what remains becomes ``imgsz`` working
+    pixels (bilinear). ``None`` when nothing of it lies in the frame.
+    """
+    from PIL import Image
+
+    width, height = image.size
+    x1, y1, x2, y2 = xyxy
+    wx1, wy1 = max(0.0, x1 - margin), max(0.0, y1 - margin)
+    wx2, wy2 = min(float(width), x2 + margin), min(float(height), y2 + margin)
+    if wx2 - wx1 < 1.0 or wy2 - wy1 < 1.0:
+        return None
+    scale = imgsz / max(wx2 - wx1, wy2 - wy1)
+    size = (max(4, round((wx2 - wx1) * scale)), max(4, round((wy2 - wy1) * scale)))
+    crop = image.resize(size, Image.BILINEAR, box=(wx1, wy1, wx2, wy2))
+    pixels = np.asarray(crop, dtype=np.float64)
+    return Window(pixels, wx1, wy1, size[0] / (wx2 - wx1), size[1] / (wy2 - wy1))
+
+
+def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
+    """Direction (radians, in [-pi/4, pi/4]) of the dominant pair of perpendicular edge axes.
+
+    Examples
+    --------
+    >>> y, x = np.mgrid[0:40, 0:40]
+    >>> stripes = np.sin(0.5 * (x * np.cos(0.3) + y * np.sin(0.3)))  # edges across direction 0.3 rad
+    >>> round(dominant_axis(stripes, np.ones_like(stripes)), 1)
+    0.3
+    """
+    gy, gx = np.gradient(np.asarray(gray, dtype=np.float64))
+    magnitude = np.hypot(gx, gy)
+    total = (weight * magnitude * np.exp(4j * np.arctan2(gy, gx))).sum()
+    return float(np.angle(total) / 4.0)
+
+
+def rough_sides(width: float, height: float, theta: float) -> tuple[float, float]:
+    """Long and short side of the rectangle at ``theta`` inscribed in a ``width x height`` box.
+
+    Near 45 degrees the inscribed rectangle is undetermined (and the HBB's aspect says little),
+    so typical vehicle proportions of the box diagonal are used instead.
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in rough_sides(10.0, 4.0, 0.0)]
+    [10.0, 4.0]
+    """
+    c, s = abs(math.cos(theta)), abs(math.sin(theta))
+    det = c * c - s * s
+    if abs(det) > 0.2:
+        long_side, short_side = (c * width - s * height) / det, (c * height - s * width) / det
+        if long_side > 0 and short_side > 0:
+            return max(long_side, short_side), min(long_side, short_side)
+    diagonal = math.hypot(width, height)
+    return 0.81 * diagonal, 0.36 * diagonal
+
+
+def _hbb_rows(theta: float) -> np.ndarray:
+    """Rows ``A`` with ``A @ [u1, u2, v1, v2]`` = the rectangle's x_min, x_max, y_min, y_max.
+
+    The rectangle spans ``u1..u2`` along ``(cos, sin)`` and ``v1..v2`` along ``(-sin, cos)``
+    around the origin; which end of each span reaches an image-axis extreme depends on signs.
+    """
+    c, s = math.cos(theta), math.sin(theta)
+    rows = np.zeros((4, 4))
+    # x = u c - v s, y = u s + v c; columns 0/1 are u1/u2, 2/3 are v1/v2.
+    rows[0, 0 if c >= 0 else 1], rows[0, 3 if s >= 0 else 2] = c, -s  # x_min
+    rows[1, 1 if c >= 0 else 0], rows[1, 2 if s >= 0 else 3] = c, -s  # x_max
+    rows[2, 0 if s >= 0 else 1], rows[2, 2 if c >= 0 else 3] = s, c  # y_min
+    rows[3, 1 if s >= 0 else 0], rows[3, 3 if c >= 0 else 2] = s, c  # y_max
+    return rows
+
+
+def fit_rectangle(points: np.ndarray, theta: float, centre, scaled_box, corner_radius: float,
+                  half_pixel: float, hbb_weight: float = 3.0) -> Optional[np.ndarray]:
+    """The rectangle at angle ``theta`` agreeing best with a mask outline and with the HBB.
+
+    Unknowns are the four sides ``u1, u2, v1, v2`` in the rotated frame around ``centre``.
+    The mask proposes its extents (pulled in by ``half_pixel``: outline points are pixel
+    corners); the HBB proposes that the rectangle's bounding box, shrunk by the rounding of
+    its corners (radius ``corner_radius`` times the breadth), equals ``scaled_box``. Least
+    squares with weight ``hbb_weight`` on the HBB's four equations.
+
+    Parameters
+    ----------
+    points : ndarray, shape (n, 2)
+        Mask outline in image coordinates.
+    theta : float
+        Long-axis direction, radians.
+    centre : (float, float)
+        Origin of the rotated frame (the HBB centre).
+    scaled_box : (x1, y1, x2, y2)
+        The scaled HBB.
+
+    Returns
+    -------
+    ndarray, shape (4, 2) or None
+        Corners in cyclic order; ``None`` when the solution is not a proper rectangle.
+
+    Examples
+    --------
+    >>> pts = np.array([[0, 0], [10, 0], [10, 4], [0, 4]], float)
+    >>> fit_rectangle(pts, 0.0, (5, 2), (0, 0, 10, 4), 0.0, 0.0).round(6).tolist()
+    [[0.0, 0.0], [10.0, 0.0], [10.0, 4.0], [0.0, 4.0]]
+    """
+    c, s = math.cos(theta), math.sin(theta)
+    along, across = np.array([c, s]), np.array([-s, c])
+    relative = np.asarray(points, dtype=np.float64) - centre
+    u, v = relative @ along, relative @ across
+    extents = np.array([u.min() + half_pixel, u.max() - half_pixel, v.min() + half_pixel, v.max() - half_pixel])
+    breadth = max(0.0, min(extents[1] - extents[0], extents[3] - extents[2]))
+    rounding = corner_radius * breadth * (abs(c) + abs(s) - 1.0)
+    x1, y1, x2, y2 = scaled_box
+    box = np.array([x1 - centre[0] - rounding, x2 - centre[0] + rounding,
+                    y1 - centre[1] - rounding, y2 - centre[1] + rounding])
+    rows = _hbb_rows(theta)
+    normal = np.eye(4) + hbb_weight * rows.T @ rows
+    u1, u2, v1, v2 = np.linalg.solve(normal, extents + hbb_weight * rows.T @ box)
+    if not (u2 > u1 and v2 > v1):
+        return None
+    origin = np.asarray(centre, dtype=np.float64)
+    return np.array([origin + a * along + b * across for a, b in ((u1, v1), (u2, v1), (u2, v2), (u1, v2))])
+
+
+def wrap_quarter(angle: float) -> float:
+    """An angle difference folded into [-pi/4, pi/4)."""
+    return (angle + math.pi / 4) % (math.pi / 2) - math.pi / 4
+
+
+def long_axis(rect: np.ndarray) -> float:
+    first, second = rect[1] - rect[0], rect[2] - rect[1]
+    edge = first if first @ first >= second @ second else second
+    return math.atan2(edge[1], edge[0])
+
+
+def inside_rectangle(window: Window, rect: np.ndarray) -> np.ndarray:
+    """Boolean ``(h, w)``: working pixel centres inside the rectangle ``rect`` (image coords)."""
+    centre = rect.mean(axis=0)
+    first, second = rect[1] - rect[0], rect[3] - rect[0]
+    dx = window.centres_x[None, :] - centre[0]
+    dy = window.centres_y[:, None] - centre[1]
+    a = (dx * first[0] + dy * first[1]) / (first @ first)
+    b = (dx * second[0] + dy * second[1]) / (second @ second)
+    return (np.abs(a) <= 0.5) & (np.abs(b) <= 0.5)
