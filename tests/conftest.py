@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,3 +49,26 @@ def write_labels(tmp_path):
 def rect(x, y, w, h, cls=0):
     """A YOLO-OBB line for an axis-aligned rectangle with top-left (x, y)."""
     return f"{cls} {x} {y} {x + w} {y} {x + w} {y + h} {x} {y + h}"
+
+
+def rotated_rect(cx, cy, w, h, angle_deg):
+    """Corners of a w x h rectangle centred at (cx, cy), turned by angle_deg; p1->p2 runs along w."""
+    a = math.radians(angle_deg)
+    u = np.array([math.cos(a), math.sin(a)]) * w / 2
+    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
+    c = np.array([cx, cy])
+    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
+
+
+def obb_line(cls, corners):
+    """A YOLO-OBB line holding the corners at full float precision."""
+    return f"{cls} " + " ".join(repr(float(v)) for v in np.asarray(corners).reshape(-1))
+
+
+def shapely_iou(a, b):
+    """IoU of two quadrilaterals by shapely: the oracle the tests compare against."""
+    from shapely.geometry import Polygon
+
+    pa, pb = Polygon(a), Polygon(b)
+    inter = pa.intersection(pb).area
+    return inter / (pa.area + pb.area - inter)

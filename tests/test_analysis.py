@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from shapely.geometry import Polygon
 
-from conftest import rect
+from conftest import obb_line, rect, rotated_rect, shapely_iou
 from hbb2obb.analysis import (
     GroundTruthProperties,
     analyze,
@@ -28,25 +28,6 @@ from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes
-
-
-def rotated_rect(cx, cy, w, h, angle_deg):
-    """Corners of a w x h rectangle turned by angle_deg; edge p1->p2 runs along the w side."""
-    a = math.radians(angle_deg)
-    u = np.array([math.cos(a), math.sin(a)]) * w / 2
-    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
-    c = np.array([cx, cy])
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
-
-
-def obb_line(cls, corners):
-    return f"{cls} " + " ".join(repr(float(v)) for v in np.asarray(corners).reshape(-1))
-
-
-def shapely_iou(a, b):
-    pa, pb = Polygon(a), Polygon(b)
-    inter = pa.intersection(pb).area
-    return inter / (pa.area + pb.area - inter)
 
 
 def props_of(off_axis=(), short=(), long=None, edge=None, edge_known=None, difficult=None, class_id=None):

@@ -5,30 +5,12 @@ import statistics
 
 import numpy as np
 import pytest
-from shapely.geometry import Polygon
 
 import hbb2obb.compare as compare
 from hbb2obb.analysis import ground_truth_properties, standard_cuts
 from hbb2obb.compare import align_ground_truth, compare_cuts, paired_difference
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
-
-
-def rotated_rect(cx, cy, w, h, angle_deg):
-    a = math.radians(angle_deg)
-    u = np.array([math.cos(a), math.sin(a)]) * w / 2
-    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
-    c = np.array([cx, cy])
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
-
-
-def obb_line(cls, corners):
-    return f"{cls} " + " ".join(repr(float(v)) for v in np.asarray(corners).reshape(-1))
-
-
-def shapely_iou(a, b):
-    pa, pb = Polygon(a), Polygon(b)
-    inter = pa.intersection(pb).area
-    return inter / (pa.area + pb.area - inter)
+from conftest import obb_line, rotated_rect, shapely_iou
 
 
 def shifted_pair(root, n_frames=3, per_frame=12, shift=(4.0, -2.0), every=3, seed=5):

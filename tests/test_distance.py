@@ -11,6 +11,7 @@ from shapely.geometry import Polygon
 
 from hbb2obb.geometry import distance_ious, enclosing_extent, iou_pairs
 from hbb2obb.geometry.distance import box_axes, box_centers
+from conftest import rotated_rect
 
 
 def corners_of(x1, y1, x2, y2):
@@ -127,14 +128,6 @@ def test_box_axes_and_centres():
 
 
 # --- rotated boxes against shapely ----------------------------------------------------------------
-
-
-def rotated_rect(cx, cy, w, h, angle_deg):
-    a = math.radians(angle_deg)
-    u = np.array([math.cos(a), math.sin(a)]) * w / 2
-    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
-    c = np.array([cx, cy])
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
 
 
 def oracle(gt, pred, centre="centroid"):

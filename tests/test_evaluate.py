@@ -1,13 +1,12 @@
 """The scoring core against an independent per-pair shapely implementation (scripts/)."""
 
 import importlib.util
-import math
 import warnings
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, rect
+from conftest import ROOT, rect, rotated_rect
 from hbb2obb import evaluate_obb
 from hbb2obb.errors import InputError, LabelFormatError, UsageError
 from hbb2obb.evaluate import EvalSettings, Hbb2ObbWarning, evaluate_frames
@@ -15,14 +14,6 @@ from hbb2obb.evaluate import EvalSettings, Hbb2ObbWarning, evaluate_frames
 spec = importlib.util.spec_from_file_location("shapely_reference", ROOT / "scripts" / "shapely_reference.py")
 shapely_reference = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(shapely_reference)
-
-
-def rotated_rect(cx, cy, w, h, angle_deg):
-    a = math.radians(angle_deg)
-    u = np.array([math.cos(a), math.sin(a)]) * w / 2
-    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
-    c = np.array([cx, cy])
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
 
 
 def line(cls, corners, decimals):

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from shapely.geometry import Polygon
 
-from conftest import rect
+from conftest import rect, rotated_rect
 from hbb2obb import evaluate_obb
 from hbb2obb.cli.eval import main
 from hbb2obb.errors import UsageError
@@ -101,14 +101,6 @@ def test_statistics_over_a_mask():
 
 
 # --- against shapely, on random rotated label sets -------------------------------------------------
-
-
-def rotated_rect(cx, cy, w, h, angle_deg):
-    a = math.radians(angle_deg)
-    u = np.array([math.cos(a), math.sin(a)]) * w / 2
-    v = np.array([-math.sin(a), math.cos(a)]) * h / 2
-    c = np.array([cx, cy])
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
 
 
 def random_frames(root, seed, n_frames=4):
