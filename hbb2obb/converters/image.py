@@ -144,7 +144,7 @@ def convert_box(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: flo
     hint = dominant_axis(window.pixels.mean(axis=2), spread)
     axes = [hint] if width >= NEAR_SQUARE * height else [hint + math.pi / 2] if height >= NEAR_SQUARE * width \
         else [hint, hint + math.pi / 2]
-    _, clusters = kmeans(window.pixels.reshape(-1, 3), CLUSTERS)
+    _, clusters = kmeans(window.pixels.reshape(-1, 3), CLUSTERS, iterations=6, fit_every=2)
     clusters = clusters.reshape(window.pixels.shape[:2])
     candidates = []
     for axis in axes:
