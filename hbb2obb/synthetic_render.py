@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
+from hbb2obb.geometry.hull import convex_hull
+
 if TYPE_CHECKING:  # pragma: no cover
     from hbb2obb.synthetic import Road, SyntheticFrame
 
@@ -28,6 +30,10 @@ ASPHALT = np.array([78, 79, 83], dtype=np.float32)
 PAVEMENT = np.array([150, 147, 140], dtype=np.float32)
 GRASS = np.array([82, 104, 62], dtype=np.float32)
 WHITE_MARK = (214, 214, 208)
+#: Corner radius of a car body as a fraction of its breadth (cars seen from above are rounded).
+CAR_CORNER_RADIUS = 0.3
+#: Shadow length range as a fraction of the median vehicle breadth (the sun's elevation per frame).
+SHADOW_REACH = (0.3, 1.0)
 YELLOW_MARK = (206, 172, 58)
 
 
@@ -114,10 +120,20 @@ def _rect(t0: float, t1: float, s0: float, s1: float) -> list[tuple[float, float
     return [(t0, s0), (t1, s0), (t1, s1), (t0, s1)]
 
 
-def _chamfered(length: float, breadth: float, cut: float) -> list[tuple[float, float]]:
+def _rounded(length: float, breadth: float, radius: float, steps: int = 4) -> list[tuple[float, float]]:
+    """Outline of a ``length x breadth`` rectangle whose corners are arcs of ``radius``.
+
+    Real car bodies are rounded like this (about a third of their breadth): seen from above,
+    a detector's HBB hugs the arcs and so sits inside the corners of the labelled rectangle.
+    """
     hl, hb = length / 2, breadth / 2
-    return [(-hl + cut, -hb), (hl - cut, -hb), (hl, -hb + cut), (hl, hb - cut), (hl - cut, hb),
-            (-hl + cut, hb), (-hl, hb - cut), (-hl, -hb + cut)]
+    radius = min(radius, hl, hb)
+    points = []
+    for (cx, cy), start in (((hl - radius, hb - radius), 0.0), ((-hl + radius, hb - radius), 90.0),
+                            ((-hl + radius, -hb + radius), 180.0), ((hl - radius, -hb + radius), 270.0)):
+        for angle in np.radians(start + np.linspace(0.0, 90.0, steps + 1)):
+            points.append((cx + radius * np.cos(angle), cy + radius * np.sin(angle)))
+    return points
 
 
 def _tint(colour, rng, spread: float = 8.0) -> tuple[int, int, int]:
@@ -131,13 +147,13 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
     L, B = length, breadth
     glass = _tint(GLASS, rng, 4.0)
     if cls == 3:  # motorcycle: narrow frame and a rider's helmet
-        draw.polygon(to_img(_chamfered(L, 0.55 * B, 0.2 * B)), fill=_tint((45, 45, 50), rng))
+        draw.polygon(to_img(_rounded(L, 0.55 * B, 0.2 * B)), fill=_tint((45, 45, 50), rng))
         ring = [(0.3 * B * np.cos(a) - 0.05 * L, 0.3 * B * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 10)[:-1]]
         draw.polygon(to_img(ring), fill=_tint(HELMET_COLOURS[rng.integers(len(HELMET_COLOURS))], rng))
         return
     if cls == 1:  # bus: long body, side window strips, roof units
         body = _tint(BUS_COLOURS[rng.integers(len(BUS_COLOURS))], rng)
-        draw.polygon(to_img(_chamfered(L, B, 0.08 * B)), fill=body)
+        draw.polygon(to_img(_rounded(L, B, 0.1 * B)), fill=body)
         for side in (-1, 1):
             draw.polygon(to_img(_rect(-0.46 * L, 0.42 * L, side * 0.40 * B, side * 0.48 * B)), fill=glass)
         draw.polygon(to_img(_rect(0.45 * L, 0.49 * L, -0.42 * B, 0.42 * B)), fill=glass)
@@ -148,13 +164,13 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
     pick = rng.choice(len(names), p=[BODY_COLOURS[n][1] for n in names])
     body = _tint(BODY_COLOURS[names[pick]][0], rng)
     if cls == 2:  # truck: cab at the front, cargo box behind a dark gap
-        draw.polygon(to_img(_chamfered(L, B, 0.06 * B)), fill=(35, 35, 38))
+        draw.polygon(to_img(_rounded(L, B, 0.08 * B)), fill=(35, 35, 38))
         draw.polygon(to_img(_rect(0.30 * L, 0.5 * L - 0.05 * B, -0.5 * B, 0.5 * B)), fill=body)
         draw.polygon(to_img(_rect(0.41 * L, 0.47 * L, -0.42 * B, 0.42 * B)), fill=glass)
         cargo = _tint(CARGO_COLOURS[rng.integers(len(CARGO_COLOURS))], rng)
         draw.polygon(to_img(_rect(-0.5 * L, 0.26 * L, -0.5 * B, 0.5 * B)), fill=cargo)
         return
-    draw.polygon(to_img(_chamfered(L, B, 0.2 * B)), fill=body)
+    draw.polygon(to_img(_rounded(L, B, CAR_CORNER_RADIUS * B)), fill=body)
     roof = tuple(int(min(255, v * 1.08 + 6)) for v in body)
     draw.polygon(to_img(_rect(-0.25 * L, 0.09 * L, -0.31 * B, 0.31 * B)), fill=roof)
     draw.polygon(to_img([(0.09 * L, -0.36 * B), (0.27 * L, -0.42 * B), (0.27 * L, 0.42 * B),
@@ -182,15 +198,18 @@ def render_frame(frame: "SyntheticFrame", rng: np.random.Generator) -> Image.Ima
     image = _background(rng, frame.roads, width, height)
     _lane_marks(ImageDraw.Draw(image), frame.roads, width, height)
     if len(frame.centre):
+        # one sun per frame: every vehicle casts the same-direction shadow, its body swept along
+        # the sun's ground direction (a box of some height under a low sun), edges a little soft
         sun = np.radians(rng.uniform(0.0, 360.0))
-        reach = 0.3 * float(np.median(frame.breadth))
+        reach = rng.uniform(*SHADOW_REACH) * float(np.median(frame.breadth))
         shift = np.array([np.cos(sun), np.sin(sun)]) * reach
         mask = Image.new("L", (width, height), 0)
         mask_draw = ImageDraw.Draw(mask)
         for centre, length, breadth, heading in zip(frame.centre, frame.length, frame.breadth, frame.heading):
-            to_img = _local(centre + shift, heading)
-            mask_draw.polygon(to_img(_chamfered(length * 1.02, breadth * 1.04, 0.15 * breadth)), fill=170)
-        mask = mask.filter(ImageFilter.GaussianBlur(max(1.0, 0.8 * reach)))
+            body = np.array(_local(centre, heading)(_rounded(length, breadth, 0.25 * breadth)))
+            swept = convex_hull(np.concatenate([body, body + shift]))
+            mask_draw.polygon([tuple(p) for p in swept], fill=170)
+        mask = mask.filter(ImageFilter.GaussianBlur(max(0.7, 0.15 * reach)))
         image = Image.composite(image.point(lambda value: value // 3), image, mask)
         draw = ImageDraw.Draw(image)
         for cls, centre, length, breadth, heading in zip(frame.gt.class_id, frame.centre, frame.length,
