@@ -11,7 +11,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
-from hbb2obb.geometry import is_degenerate, repair_corners
+from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
 from hbb2obb.io.yolo_obb import read_obb_batch
 
@@ -132,9 +132,9 @@ class LoadedFrames:
 def _repair(boxes: Boxes, health: FrameHealth) -> Boxes:
     if len(boxes) == 0:
         return boxes
-    corners, reordered = repair_corners(boxes.corners)
+    corners, reordered, degenerate = repair_corners(boxes.corners, with_degenerate=True)
     health.reordered_boxes += int(reordered.sum())
-    health.degenerate_boxes += int(is_degenerate(corners).sum())
+    health.degenerate_boxes += int(degenerate.sum())
     return boxes.with_corners(corners) if reordered.any() else boxes
 
 

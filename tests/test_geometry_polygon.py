@@ -222,3 +222,14 @@ def test_docstring_examples(module):
     result = doctest.testmod(module, verbose=False)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_repair_with_degenerate_equals_is_degenerate_of_the_repaired_boxes(seed):
+    # Small integer corners: many bow-ties, inner points, collinear and repeated corners.
+    corners = np.random.default_rng(seed).integers(0, 5, (5000, 4, 2)).astype(float)
+    repaired, reordered, degenerate = repair_corners(corners, with_degenerate=True)
+    plain, plain_reordered = repair_corners(corners)
+    assert np.array_equal(repaired, plain) and np.array_equal(reordered, plain_reordered)
+    assert np.array_equal(degenerate, is_degenerate(repaired))
+    assert reordered.any() and degenerate.any()

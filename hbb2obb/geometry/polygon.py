@@ -174,7 +174,7 @@ def is_degenerate(corners) -> np.ndarray:
     return _classify(*planar(as_corners(corners)))[2]
 
 
-def repair_corners(corners) -> tuple[np.ndarray, np.ndarray]:
+def repair_corners(corners, with_degenerate: bool = False) -> tuple:
     """Put the corners of bow-tie boxes into convex cyclic order.
 
     A box whose corners, taken in the given order, do not turn the same way at every corner
@@ -199,6 +199,9 @@ def repair_corners(corners) -> tuple[np.ndarray, np.ndarray]:
     ----------
     corners : array_like, shape (n, 4, 2)
         Corner coordinates.
+    with_degenerate : bool
+        Also return :func:`is_degenerate` of the boxes (the corner order does not change it),
+        from the same pass.
 
     Returns
     -------
@@ -206,6 +209,8 @@ def repair_corners(corners) -> tuple[np.ndarray, np.ndarray]:
         A new array; rows not flagged are copies of the input.
     reordered : ndarray of bool, shape (n,)
         The rows that were changed.
+    degenerate : ndarray of bool, shape (n,)
+        Only with ``with_degenerate``.
 
     Examples
     --------
@@ -217,12 +222,14 @@ def repair_corners(corners) -> tuple[np.ndarray, np.ndarray]:
     """
     corners = as_corners(corners)
     x, y = planar(corners)
-    turn, tol, _, reorder = _classify(x, y)
+    turn, tol, degenerate, reorder = _classify(x, y)
     repaired = corners.copy()
     if reorder.any():
         order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
         repaired[reorder] = _reordered(corners[reorder], order)
-    return repaired, reorder
+        if with_degenerate:  # the hull's corner 1 may differ: measure it as is_degenerate would
+            degenerate[reorder] = _classify(*planar(repaired[reorder]))[2]
+    return (repaired, reorder, degenerate) if with_degenerate else (repaired, reorder)
 
 
 def bounds(corners) -> np.ndarray:
