@@ -32,6 +32,9 @@ VEHICLE_SIZE_4K = {0: (95.0, 7.0, 42.0, 2.5), 1: (220.0, 18.0, 48.0, 2.5),
 REFERENCE_WIDTH = 3840
 #: Largest outward / inward shift of one HBB side against the GT OBB's bounds, at 4K scale.
 HBB_MAX_LOOSEN_4K = 4.0
+#: Corner radius of each class's body as a fraction of its breadth. The renderer draws bodies so
+#: rounded, and a detector's HBB hugs the body: it sits inside a diagonal vehicle's rectangle.
+CORNER_RADIUS = {0: 0.3, 1: 0.1, 2: 0.08, 3: 0.2}
 HBB_MAX_TIGHTEN_4K = 8.0
 LANE_WIDTH_4K = 80.0
 _GAP_4K = 4.0  # least clearance between two vehicles
@@ -261,12 +264,19 @@ def _propose(rng, kind: str, length: float, breadth: float, roads, width: int, h
     return centre, heading
 
 
-def _hbb_from_gt(rng, corners: np.ndarray, heading: np.ndarray, width: int, height: int, scale: float):
-    """Detector-like ``xc yc w h``: the GT bounds, each side moved out or in by a few pixels."""
+def _hbb_from_gt(rng, corners: np.ndarray, heading: np.ndarray, breadth: np.ndarray, class_id: np.ndarray,
+                 width: int, height: int, scale: float):
+    """Detector-like ``xc yc w h``: the bounds of the rounded body, each side moved by a few pixels.
+
+    A body with corner radius ``r`` reaches ``r (|cos| + |sin| - 1)`` less far than its
+    rectangle along each image axis; the detector noise is added on top.
+    """
     lo, hi = corners.min(axis=1), corners.max(axis=1)
     extent = np.tile(hi - lo, 2)  # box size across each side: left, top, right, bottom
-    diagonal = np.abs(np.sin(np.radians(2.0 * heading)))[:, None]  # rounded vehicle corners sit inside
-    out = rng.normal(0.0, 1.2 * scale, (len(corners), 4)) - 4.0 * scale * diagonal
+    turn = np.radians(heading)
+    radius = np.array([CORNER_RADIUS.get(int(c), 0.0) for c in class_id]) * np.asarray(breadth, dtype=np.float64)
+    rounding = (radius * (np.abs(np.cos(turn)) + np.abs(np.sin(turn)) - 1.0))[:, None]
+    out = rng.normal(0.0, 1.2 * scale, (len(corners), 4)) - rounding
     out = np.clip(out, -np.minimum(HBB_MAX_TIGHTEN_4K * scale, 0.2 * extent), HBB_MAX_LOOSEN_4K * scale)
     frame = np.array([width - 1, height - 1])
     box_lo, box_hi = np.clip(lo - out[:, :2], 0, frame), np.clip(hi + out[:, 2:], 0, frame)
@@ -378,7 +388,8 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
     corners = np.array([rectangle(r[1:3], r[3], r[4], r[5]) for r in table]).reshape(-1, 4, 2)
     corners = np.clip(np.round(corners), 0, [width - 1, height - 1]) + 0.0
     gt = Boxes(corners=corners, class_id=truth["class_id"])
-    hbb = _hbb_from_gt(label_rng, corners, truth["heading"], width, height, scale)
+    hbb = _hbb_from_gt(label_rng, corners, truth["heading"], truth["breadth"], truth["class_id"], width, height,
+                       scale)
     lines, dropped, turned, widened, extras = _simulate_predictions(
         pred_rng, truth, hbb, truth["heading"] % 90.0 == 0.0, ids, weights, errors, width, height, scale)
     pred_corners = np.round(np.array([q for q, _ in lines]).reshape(-1, 4, 2), pred_decimals) + 0.0

@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
 from hbb2obb.geometry.hull import convex_hull
+from hbb2obb.synthetic import CORNER_RADIUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from hbb2obb.synthetic import Road, SyntheticFrame
@@ -30,8 +31,6 @@ ASPHALT = np.array([78, 79, 83], dtype=np.float32)
 PAVEMENT = np.array([150, 147, 140], dtype=np.float32)
 GRASS = np.array([82, 104, 62], dtype=np.float32)
 WHITE_MARK = (214, 214, 208)
-#: Corner radius of a car body as a fraction of its breadth (cars seen from above are rounded).
-CAR_CORNER_RADIUS = 0.3
 #: Shadow length range as a fraction of the median vehicle breadth (the sun's elevation per frame).
 SHADOW_REACH = (0.3, 1.0)
 YELLOW_MARK = (206, 172, 58)
@@ -147,13 +146,13 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
     L, B = length, breadth
     glass = _tint(GLASS, rng, 4.0)
     if cls == 3:  # motorcycle: narrow frame and a rider's helmet
-        draw.polygon(to_img(_rounded(L, 0.55 * B, 0.2 * B)), fill=_tint((45, 45, 50), rng))
+        draw.polygon(to_img(_rounded(L, 0.55 * B, CORNER_RADIUS[3] * B)), fill=_tint((45, 45, 50), rng))
         ring = [(0.3 * B * np.cos(a) - 0.05 * L, 0.3 * B * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 10)[:-1]]
         draw.polygon(to_img(ring), fill=_tint(HELMET_COLOURS[rng.integers(len(HELMET_COLOURS))], rng))
         return
     if cls == 1:  # bus: long body, side window strips, roof units
         body = _tint(BUS_COLOURS[rng.integers(len(BUS_COLOURS))], rng)
-        draw.polygon(to_img(_rounded(L, B, 0.1 * B)), fill=body)
+        draw.polygon(to_img(_rounded(L, B, CORNER_RADIUS[1] * B)), fill=body)
         for side in (-1, 1):
             draw.polygon(to_img(_rect(-0.46 * L, 0.42 * L, side * 0.40 * B, side * 0.48 * B)), fill=glass)
         draw.polygon(to_img(_rect(0.45 * L, 0.49 * L, -0.42 * B, 0.42 * B)), fill=glass)
@@ -164,13 +163,13 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
     pick = rng.choice(len(names), p=[BODY_COLOURS[n][1] for n in names])
     body = _tint(BODY_COLOURS[names[pick]][0], rng)
     if cls == 2:  # truck: cab at the front, cargo box behind a dark gap
-        draw.polygon(to_img(_rounded(L, B, 0.08 * B)), fill=(35, 35, 38))
+        draw.polygon(to_img(_rounded(L, B, CORNER_RADIUS[2] * B)), fill=(35, 35, 38))
         draw.polygon(to_img(_rect(0.30 * L, 0.5 * L - 0.05 * B, -0.5 * B, 0.5 * B)), fill=body)
         draw.polygon(to_img(_rect(0.41 * L, 0.47 * L, -0.42 * B, 0.42 * B)), fill=glass)
         cargo = _tint(CARGO_COLOURS[rng.integers(len(CARGO_COLOURS))], rng)
         draw.polygon(to_img(_rect(-0.5 * L, 0.26 * L, -0.5 * B, 0.5 * B)), fill=cargo)
         return
-    draw.polygon(to_img(_rounded(L, B, CAR_CORNER_RADIUS * B)), fill=body)
+    draw.polygon(to_img(_rounded(L, B, CORNER_RADIUS[0] * B)), fill=body)
     roof = tuple(int(min(255, v * 1.08 + 6)) for v in body)
     draw.polygon(to_img(_rect(-0.25 * L, 0.09 * L, -0.31 * B, 0.31 * B)), fill=roof)
     draw.polygon(to_img([(0.09 * L, -0.36 * B), (0.27 * L, -0.42 * B), (0.27 * L, 0.42 * B),
