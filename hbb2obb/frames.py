@@ -21,15 +21,25 @@ MISSING_PRED_POLICIES = ("skip", "empty", "error")
 
 @dataclass(frozen=True)
 class FrameSpec:
-    """One frame to score: its name and the two label files (``pred_path`` may be absent).
+    """One frame to score: its name and the two label files (``pred_file`` may be absent).
 
-    ``label_bytes`` is the size of the two files together, for sizing batches of frames.
+    The files are kept as path strings, ``gt_path`` and ``pred_path`` give them as
+    :class:`~pathlib.Path`: pairing thousands of frames builds no path objects. ``label_bytes``
+    is the size of the two files together, for sizing batches of frames.
     """
 
     name: str
-    gt_path: Path
-    pred_path: Optional[Path]
+    gt_file: str
+    pred_file: Optional[str]
     label_bytes: int = 0
+
+    @property
+    def gt_path(self) -> Path:
+        return Path(self.gt_file)
+
+    @property
+    def pred_path(self) -> Optional[Path]:
+        return None if self.pred_file is None else Path(self.pred_file)
 
 
 @dataclass(frozen=True)
@@ -41,15 +51,16 @@ class FramePlan:
     orphan_pred: tuple[Path, ...]
 
 
-def _label_files(folder: Path, role: str) -> dict[str, tuple[Path, int]]:
-    """``{stem: (path, bytes)}`` of the label files of a folder, sorted by name."""
+def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
+    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name."""
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
     if not folder.is_dir():
         raise InputError(f"{folder}: {role} path is not a folder")
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
         found = sorted((e.name, e.stat().st_size) for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
-    return {name[: -len(LABEL_SUFFIX)]: (folder / name, size) for name, size in found}
+    prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
+    return {name[: -len(LABEL_SUFFIX)]: (prefix + name, size) for name, size in found}
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
@@ -63,7 +74,7 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
     """
     gt_files = _label_files(Path(gt_dir), "ground-truth")
     pred_files = _label_files(Path(pred_dir), "prediction")
-    missing = tuple(gt_files[n][0] for n in gt_files if n not in pred_files)
+    missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
             f"{missing[0]}: no prediction file {Path(pred_dir) / missing[0].name}"
@@ -75,7 +86,7 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         for name, (path, size) in gt_files.items()
         if name in pred_files or missing_pred == "empty"
     )
-    orphans = tuple(p for n, (p, _) in pred_files.items() if n not in gt_files)
+    orphans = tuple(Path(p) for n, (p, _) in pred_files.items() if n not in gt_files)
     return FramePlan(frames, missing, orphans)
 
 
@@ -192,7 +203,7 @@ def load_frames(
     """
     health = FrameHealth()
     specs = list(specs)
-    paths = [p for spec in specs for p in (spec.gt_path, spec.pred_path)]
+    paths = [p for spec in specs for p in (spec.gt_file, spec.pred_file)]
     strict = np.tile([True, False], len(specs))
     frame_sizes, failure = _frame_sizes(specs, sizes, exclude_edge_cases)
     if failure is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -229,7 +230,7 @@ class LabelBatch:
 
     Attributes
     ----------
-    paths : tuple of Path or None
+    paths : tuple of str or None
         The files, in the order given (``None``: no file, read as empty).
     rows : _FastRows
         Every box, with the index of its file.
@@ -300,12 +301,12 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     >>> batch.counts.tolist(), [len(p) for p in batch.problems], batch.normalized
     ([1, 1, 0], [0, 1, 0], [False, True, None])
     """
-    paths = tuple(p if p is None or isinstance(p, Path) else Path(p) for p in paths)
+    paths = tuple(None if p is None else os.fspath(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
-    dota = [p is not None and p.name.lower().endswith(".dota") for p in paths]  # always the careful reader
+    dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
     blobs = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
     fast = _FastRows.parse([b"" if p is None else None if d else next(blobs) for p, d in zip(paths, dota)])
-    careful = {i: read_obb_labels(paths[i], strict=bool(strict[i]), label_map=label_map)
+    careful = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
                for i in np.flatnonzero(~fast.clean).tolist()}
     difficult = np.zeros(len(fast.file), dtype=bool)
     has_difficult = np.zeros(len(paths), dtype=bool)
