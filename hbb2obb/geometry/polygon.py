@@ -250,12 +250,16 @@ def bounds(corners) -> np.ndarray:
     >>> bounds([[[1, 5], [4, 2], [7, 5], [4, 8]]]).tolist()
     [[1.0, 2.0, 7.0, 8.0]]
     """
-    corners = as_corners(corners)
-    first, second, third, fourth = corners[:, 0], corners[:, 1], corners[:, 2], corners[:, 3]
-    # Pairwise minimum and maximum: several times faster than a reduction over the short axis.
-    low = np.minimum(np.minimum(first, second), np.minimum(third, fourth))
-    high = np.maximum(np.maximum(first, second), np.maximum(third, fourth))
-    return np.concatenate([low, high], axis=1)
+    flat = as_corners(corners).reshape(-1, 8)
+    x0, y0, x1, y1, x2, y2, x3, y3 = (flat[:, i] for i in range(8))
+    # Pairwise minimum and maximum of whole columns: several times faster than a reduction
+    # over the short corner axis.
+    return np.stack([
+        np.minimum(np.minimum(x0, x1), np.minimum(x2, x3)),
+        np.minimum(np.minimum(y0, y1), np.minimum(y2, y3)),
+        np.maximum(np.maximum(x0, x1), np.maximum(x2, x3)),
+        np.maximum(np.maximum(y0, y1), np.maximum(y2, y3)),
+    ], axis=1)
 
 
 def side_lengths(corners) -> tuple[np.ndarray, np.ndarray]:
