@@ -279,6 +279,20 @@ def timed(command: list, repeat: int) -> Timing:
     return Timing(tuple(runs))
 
 
+def parallel_capacity() -> float:
+    """How much faster two CPU-bound processes finish together than one after the other (2 = two free cores).
+
+    Tells whether ``--jobs 2`` can help on this machine at this moment (other load shares the cores).
+    """
+    spin = [sys.executable, "-S", "-c", "x = 0\nfor i in range(6_000_000): x += i"]
+    alone = run_process(spin).seconds
+    start = time.perf_counter()
+    both = [subprocess.Popen(spin) for _ in range(2)]
+    for process in both:
+        process.wait()
+    return 2 * alone / (time.perf_counter() - start)
+
+
 # --------------------------------------------------------------------------- agreement
 
 
@@ -544,6 +558,8 @@ def _run(args, scratch: Path) -> int:
         f"{messy.frames} frames with broken lines, bow-ties, a missing and an orphan file: {warnings_count} warnings)")
     say(_table(rows, ("jobs", "time", "speed-up", "peak RSS*", "same output and warnings")))
     say("  * peak RSS of the largest single process (each worker holds its own chunk)")
+    say(f"  this machine now: two CPU-bound processes run x{parallel_capacity():.2f} as fast together as one after "
+        "the other (2.00: two free cores)")
     say()
 
     # Memory against frame count.
