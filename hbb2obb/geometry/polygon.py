@@ -281,7 +281,7 @@ def side_lengths(corners) -> tuple[np.ndarray, np.ndarray]:
     >>> short.tolist(), long.tolist()
     ([3.0], [4.0])
     """
-    corners = as_corners(corners)
-    first = np.hypot(*(corners[:, 1] - corners[:, 0]).T)
-    second = np.hypot(*(corners[:, 2] - corners[:, 1]).T)
+    flat = as_corners(corners).reshape(-1, 8)  # whole columns: long inner loops
+    first = np.hypot(flat[:, 2] - flat[:, 0], flat[:, 3] - flat[:, 1])
+    second = np.hypot(flat[:, 4] - flat[:, 2], flat[:, 5] - flat[:, 3])
     return np.minimum(first, second), np.maximum(first, second)
