@@ -101,6 +101,7 @@ def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, l
     """
     rng = np.random.default_rng(seed)
     width, height = size
+    shutil.rmtree(root / name, ignore_errors=True)  # a kept folder from an earlier run: start clean
     counts = rng.integers(boxes[0], boxes[1] + 1, size=frames)
     frame_of_box = np.repeat(np.arange(frames), counts)
     total = int(counts.sum())
@@ -161,6 +162,7 @@ def subset(label_set: LabelSet, frames: int, root: Path) -> LabelSet:
     frames = min(frames, label_set.frames)
     names = sorted(p.name for p in label_set.gt.glob("*.txt"))[:frames]
     folder = root / f"{label_set.name}_first{frames}"
+    shutil.rmtree(folder, ignore_errors=True)
     counts = []
     for side, source in (("gt", label_set.gt), ("pred", label_set.pred)):
         (folder / side).mkdir(parents=True, exist_ok=True)
@@ -343,6 +345,7 @@ def messy_copy(label_set: LabelSet, frames: int, root: Path) -> LabelSet:
     """
     source = subset(label_set, frames, root / "links")
     folder = root / f"{label_set.name}_messy"
+    shutil.rmtree(folder, ignore_errors=True)
     for side in ("gt", "pred"):
         (folder / side).mkdir(parents=True, exist_ok=True)
         for path in sorted((source.gt if side == "gt" else source.pred).glob("*.txt")):

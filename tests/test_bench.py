@@ -30,15 +30,21 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     assert len(stages) == 3
     # the generated data is deterministic: same seed, same files
     first = (tmp_path / "songdo" / "gt" / "songdo_00000.txt").read_text()
+    assert len(list((tmp_path / "songdo" / "gt").glob("*.txt"))) == 12
     assert len(first.splitlines()) >= 5 and all(len(line.split()) == 9 for line in first.splitlines())
 
 
 def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
+    # Into a kept folder that already holds a larger run: it starts clean.
+    (tmp_path / "songdo" / "gt").mkdir(parents=True)
+    (tmp_path / "songdo" / "gt" / "songdo_00099.txt").write_text("0 1 1 2 1 2 2 1 2\n")
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "10", "--boxes", "4", "8", "--dense-frames", "1",
-         "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile"],
+         "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile",
+         "--keep", str(tmp_path)],
         capture_output=True, text=True, timeout=240,
     )
+    assert not (tmp_path / "songdo" / "gt" / "songdo_00099.txt").exists()
     assert run.returncode == 0, run.stdout + run.stderr
     assert "on 5 frames, x2.00 (linear per frame)" in run.stdout
     assert "b extrapolated linearly per frame from the subset" in run.stdout
