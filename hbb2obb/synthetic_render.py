@@ -33,6 +33,8 @@ GRASS = np.array([82, 104, 62], dtype=np.float32)
 WHITE_MARK = (214, 214, 208)
 #: Shadow length range as a fraction of the median vehicle breadth (the sun's elevation per frame).
 SHADOW_REACH = (0.3, 1.0)
+#: Frame width at which the rendered blur is one pixel (sigma); narrower frames blur less.
+REFERENCE_WIDTH_PX = 3840
 YELLOW_MARK = (206, 172, 58)
 
 
@@ -169,7 +171,13 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
         cargo = _tint(CARGO_COLOURS[rng.integers(len(CARGO_COLOURS))], rng)
         draw.polygon(to_img(_rect(-0.5 * L, 0.26 * L, -0.5 * B, 0.5 * B)), fill=cargo)
         return
-    draw.polygon(to_img(_rounded(L, B, CORNER_RADIUS[0] * B)), fill=body)
+    # the body is a little narrower than the labelled box: the side mirrors set its breadth;
+    # the bumpers at both ends are dark plastic
+    for side in (-1, 1):
+        mirror = _rect(0.06 * L, 0.13 * L, side * 0.42 * B, side * 0.5 * B)
+        draw.polygon(to_img(mirror), fill=_tint((40, 40, 44), rng, 4.0))
+    draw.polygon(to_img(_rounded(L, 0.9 * B, CORNER_RADIUS[0] * B)), fill=(38, 38, 42))
+    draw.polygon(to_img(_rounded(0.95 * L, 0.9 * B, CORNER_RADIUS[0] * B)), fill=body)
     roof = tuple(int(min(255, v * 1.08 + 6)) for v in body)
     draw.polygon(to_img(_rect(-0.25 * L, 0.09 * L, -0.31 * B, 0.31 * B)), fill=roof)
     draw.polygon(to_img([(0.09 * L, -0.36 * B), (0.27 * L, -0.42 * B), (0.27 * L, 0.42 * B),
@@ -214,4 +222,5 @@ def render_frame(frame: "SyntheticFrame", rng: np.random.Generator) -> Image.Ima
         for cls, centre, length, breadth, heading in zip(frame.gt.class_id, frame.centre, frame.length,
                                                          frame.breadth, frame.heading):
             _vehicle(draw, rng, int(cls), centre, length, breadth, heading)
-    return image.filter(ImageFilter.BoxBlur(0.5))
+    # the optics and motion of a drone camera: about one pixel of blur at 4K, as on real footage
+    return image.filter(ImageFilter.GaussianBlur(max(0.5, width / REFERENCE_WIDTH_PX)))
