@@ -116,3 +116,21 @@ def test_mask_outline_points_hull_area(rows, expected_area):
     reference = shapely.unary_union([shapely.box(c, r, c + 1, r + 1) for r, c in zip(*np.nonzero(mask))])
     assert shoelace(convex_hull(points)) == pytest.approx(reference.convex_hull.area)
     assert shoelace(convex_hull(points)) == pytest.approx(expected_area)
+
+
+@pytest.mark.parametrize("n, seed", [(33, 0), (200, 1), (2000, 2)])
+@pytest.mark.parametrize("shape", ["disc", "square", "grid"])
+def test_convex_hull_of_many_points_matches_shapely(n, seed, shape):
+    """Many points: the extreme-point prefilter must not drop a hull vertex."""
+    rng = np.random.default_rng(seed)
+    if shape == "disc":
+        angle, radius = rng.uniform(0, 2 * np.pi, n), np.sqrt(rng.uniform(0, 1, n))
+        points = np.stack([radius * np.cos(angle), radius * np.sin(angle)], 1) * 50
+    elif shape == "square":
+        points = rng.uniform(-10, 10, (n, 2))
+    else:  # integer grid points, many collinear and tied
+        points = rng.integers(0, 12, (n, 2)).astype(float)
+    hull = convex_hull(points)
+    reference = shapely.convex_hull(shapely.MultiPoint(points))
+    assert shoelace(hull) == pytest.approx(reference.area, rel=1e-12)
+    assert len(hull) == len(reference.exterior.coords) - 1

@@ -143,6 +143,16 @@ def test_label_components_match_flood_fill(mask, connectivity):
     assert firsts == sorted(firsts)
 
 
+@pytest.mark.parametrize("density", [0.35, 0.45, 0.6])
+@pytest.mark.parametrize("connectivity", [4, 8])
+def test_label_components_match_flood_fill_on_large_masks(density, connectivity):
+    mask = np.random.default_rng(int(density * 100)).random((40, 57)) < density
+    labels, n = label_components(mask, connectivity)
+    expected = flood_components(mask, connectivity)
+    assert n == len(expected)
+    assert sorted(sorted(zip(*np.nonzero(labels == k))) for k in range(1, n + 1)) == sorted(map(sorted, expected))
+
+
 def test_label_components_long_spiral_is_one_component():
     mask = np.zeros((21, 21), bool)
     r0, c0, r1, c1 = 0, 0, 20, 20

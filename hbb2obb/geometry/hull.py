@@ -25,6 +25,21 @@ def _half_hull(points: np.ndarray) -> list[int]:
     return chain
 
 
+def _inside_extremes(points: np.ndarray) -> np.ndarray:
+    """Points strictly inside the octagon of the extreme points along x, y and the diagonals.
+
+    Such points cannot be hull vertices (Akl-Toussaint); dropping them first leaves the
+    monotone chain a handful of candidates.
+    """
+    x, y = points[:, 0], points[:, 1]
+    keys = (x, x + y, y, y - x, -x, -x - y, -y, x - y)  # directions in counterclockwise order
+    octagon = points[[int(np.argmax(k)) for k in keys]]
+    edges = np.roll(octagon, -1, axis=0) - octagon
+    cross = edges[:, 0][None, :] * (y[:, None] - octagon[:, 1][None, :]) \
+        - edges[:, 1][None, :] * (x[:, None] - octagon[:, 0][None, :])
+    return (cross > 0).all(axis=1)
+
+
 def convex_hull(points) -> np.ndarray:
     """Vertices of the convex hull, counterclockwise in the x-right/y-up sense, no repeats.
 
@@ -46,7 +61,10 @@ def convex_hull(points) -> np.ndarray:
     >>> convex_hull([[0, 0], [2, 0], [1, 1], [2, 2], [0, 2], [1, 0]]).tolist()
     [[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]]
     """
-    points = np.unique(np.asarray(points, dtype=np.float64).reshape(-1, 2), axis=0)  # sorted by x, then y
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if len(points) > 32:
+        points = points[~_inside_extremes(points)]
+    points = np.unique(points, axis=0)  # sorted by x, then y
     if len(points) <= 2:
         return points
     lower = _half_hull(points)
