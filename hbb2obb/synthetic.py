@@ -34,7 +34,7 @@ REFERENCE_WIDTH = 3840
 HBB_MAX_LOOSEN_4K = 4.0
 #: Corner radius of each class's body as a fraction of its breadth. The renderer draws bodies so
 #: rounded, and a detector's HBB hugs the body: it sits inside a diagonal vehicle's rectangle.
-CORNER_RADIUS = {0: 0.3, 1: 0.1, 2: 0.08, 3: 0.2}
+CORNER_RADIUS = {0: 0.4, 1: 0.1, 2: 0.08, 3: 0.2}
 HBB_MAX_TIGHTEN_4K = 8.0
 LANE_WIDTH_4K = 80.0
 _GAP_4K = 4.0  # least clearance between two vehicles
