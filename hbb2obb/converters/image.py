@@ -52,9 +52,10 @@ from hbb2obb.segmentation import foreground_log_odds, kmeans, morphology, select
 
 LABEL_SUFFIX = ".txt"
 #: Width of the background ring around the scaled box, as a fraction of the HBB's short side.
-RING = 0.35
-#: Colour clusters per window.
+RING = 0.15
+#: Colour clusters per window, and about how many pixels the cluster centres are fitted on.
 CLUSTERS = 6
+KMEANS_SAMPLES = 1500
 #: Strength of the rectangle prior (log-odds at the centre; the negative of it far outside).
 PRIOR_STRENGTH = 1.0
 #: How fast the prior falls off across the rough rectangle's border (per half-breadth).
@@ -72,8 +73,12 @@ MIN_MASK_SHARE = 0.1
 #: Least colour evidence (nats) by which the mask must stand out from the ring around the box;
 #: on a featureless or pure-noise window it stays below 0.05, on real vehicles above 0.3.
 MIN_CONTRAST = 0.2
+#: How far (working pixels) the mask's extents are pulled in. The outline runs along the outer
+#: corners of the boundary pixels, where the edge lies on average (it is anywhere within the last
+#: pixel whose centre is inside): no inset (0 and 0.5 tie on synthetic data).
+OUTLINE_INSET = 0.0
 
-DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "imgsz": 64, "corner_radius": 0.3}
+DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "imgsz": 96, "corner_radius": 0.4}
 
 
 @dataclass
@@ -116,8 +121,10 @@ def _rectangle_prior(window: Window, centre, theta: float, long_side: float, sho
     return np.where(in_box, prior, -10.0)
 
 
-def convert_box(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: float = 0.1, imgsz: int = 64,
-                corner_radius: float = 0.3, keep_masks: bool = False) -> BoxResult:
+def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
+                opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
+                imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
+                keep_masks: bool = False) -> BoxResult:
     """Convert one HBB ``x1 y1 x2 y2`` (image pixels) on a PIL image; see the module docstring.
 
     Returns
@@ -144,7 +151,8 @@ def convert_box(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: flo
     hint = dominant_axis(window.pixels.mean(axis=2), spread)
     axes = [hint] if width >= NEAR_SQUARE * height else [hint + math.pi / 2] if height >= NEAR_SQUARE * width \
         else [hint, hint + math.pi / 2]
-    _, clusters = kmeans(window.pixels.reshape(-1, 3), CLUSTERS, iterations=6, fit_every=2)
+    pixels = window.pixels.reshape(-1, 3)
+    _, clusters = kmeans(pixels, CLUSTERS, iterations=6, fit_every=max(1, len(pixels) // KMEANS_SAMPLES))
     clusters = clusters.reshape(window.pixels.shape[:2])
     candidates = []
     for axis in axes:
@@ -162,7 +170,7 @@ def convert_box(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: flo
         turn = wrap_quarter(long_axis(minimum_area_rectangle(outline)) - axis)
         if abs(math.degrees(turn)) <= ANGLE_AGREEMENT:
             theta = axis + turn
-        rect = fit_rectangle(outline, theta, centre, scaled, corner_radius, 0.5 / window.sx, HBB_WEIGHT)
+        rect = fit_rectangle(outline, theta, centre, scaled, corner_radius, OUTLINE_INSET / window.sx, HBB_WEIGHT)
         if rect is not None:
             candidates.append((rect, evidence, mask, outline))
     if not candidates:
@@ -177,8 +185,10 @@ def convert_box(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: flo
     return BoxResult(rect, window, mask, convex_hull(outline))
 
 
-def convert_boxes(image, xyxy, *, scale_factor=0.0, opening_kernel_percentage: float = 0.1, imgsz: int = 64,
-                  corner_radius: float = 0.3, keep_masks: bool = False) -> ImageConversion:
+def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
+                  opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
+                  imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
+                  keep_masks: bool = False) -> ImageConversion:
     """Convert every HBB of one frame; a box with no usable mask comes out as itself.
 
     Parameters
