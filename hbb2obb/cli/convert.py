@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.converters.image import DEFAULT_PARAMETERS, validate_parameters, convert_frame
+from hbb2obb.converters.image import DEFAULT_PARAMETERS, convert_frame, validate_parameters
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
 

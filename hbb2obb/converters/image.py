@@ -60,8 +60,11 @@ KMEANS_SAMPLES = 1500
 PRIOR_STRENGTH = 1.0
 #: How fast the prior falls off across the rough rectangle's border (per half-breadth).
 PRIOR_SLOPE = 3.0
-#: Mean-field coupling between neighbouring pixels' labels.
+#: Mean-field coupling between neighbouring pixels' labels, steps per round, and rounds of
+#: colour re-estimation after the first.
 COUPLING = 0.5
+SMOOTHING_STEPS = 5
+ROUNDS = 2
 #: An HBB whose sides differ by less than this ratio may hold its vehicle along either diagonal.
 NEAR_SQUARE = 1.3
 #: Largest angle (degrees) between the mask's rectangle and the gradient hint for the mask's to win.
@@ -159,7 +162,8 @@ def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
     for axis in axes:
         long_side, short_side = rough_sides(width, height, axis)
         prior = _rectangle_prior(window, centre, axis, long_side, short_side, in_box)
-        posterior, evidence = foreground_log_odds(clusters, prior, coupling=COUPLING)
+        posterior, evidence = foreground_log_odds(clusters, prior, rounds=ROUNDS, smoothing_steps=SMOOTHING_STEPS,
+                                                  coupling=COUPLING)
         mask = select_components(posterior > 0, in_hbb)
         mask = morphology(mask, opening_kernel_percentage)
         if np.count_nonzero(mask) < MIN_MASK_SHARE * np.count_nonzero(in_hbb):
