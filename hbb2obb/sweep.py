@@ -137,8 +137,8 @@ def build_grid(converter, axes: dict) -> Grid:
     """The grid of ``axes`` (name -> values) for ``converter``, every point checked.
 
     Axis names may use the reference spellings (``scale_factors``, ``opening_kernels``). The
-    reference tool's axes that the converter has but ``axes`` leaves out take the reference
-    defaults; an axis the converter does not have is a usage error, as is a point the converter
+    reference tool's axes that the converter has but ``axes`` leaves out take the converter's
+    ``default_axes``, else the reference defaults; an axis the converter does not have is a usage error, as is a point the converter
     rejects (e.g. a scale factor of -0.6), so nothing runs on a grid that would fail half way.
     """
     given: dict = {}
@@ -157,7 +157,8 @@ def build_grid(converter, axes: dict) -> Grid:
     unknown = [name for name in given if name not in converter.parameters]
     if unknown:
         converter.check_parameters({name: given[name][0] for name in unknown})  # raises, naming them
-    ordered = [(name, given.pop(name) if name in given else DEFAULT_AXIS_VALUES[name])
+    defaults = {**DEFAULT_AXIS_VALUES, **converter.default_axes}
+    ordered = [(name, given.pop(name) if name in given else tuple(defaults[name]))
                for name in STANDARD_AXES if name in converter.parameters]
     grid = Grid(tuple(ordered) + tuple(given.items()))
     for point in grid.points():

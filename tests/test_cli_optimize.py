@@ -29,7 +29,11 @@ spec.loader.exec_module(shapely_reference)
 
 
 def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    """The CLI on these arguments; sweeps use the image-free ``identity`` converter unless told otherwise."""
+    args = [str(a) for a in args]
+    if not {"--converter", "--command", "-c", "--config", "--refresh", "--version"} & set(args):
+        args += ["--converter", "identity"]
+    return CliRunner().invoke(main, args, catch_exceptions=False)
 
 
 @pytest.fixture

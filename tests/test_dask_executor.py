@@ -144,7 +144,7 @@ def test_nothing_imports_dask_without_scheduler(data):
         imported = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed"))
         try:
             main([{str(data / 'images')!r}, {str(data / 'labels_obb_gt')!r}, "-sf", "0", "0.02", "--no_plot",
-                  "-nb", "--jobs", "2"], standalone_mode=False)
+                  "-nb", "--jobs", "2", "--converter", "identity"], standalone_mode=False)
         finally:
             after = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed"))
             print(json.dumps([imported, after]))

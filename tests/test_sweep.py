@@ -259,3 +259,17 @@ def test_broken_prompt_lines_are_counted_in_the_record(dataset):
         handle.write("0 1 2 three 4\n")
     record = run_grid_point("identity", {}, {"scale_factor": 0.0}, dataset, EvalSpec())
     assert record["skipped_hbb_lines"] == 1 and record["total_pred"] == len(VEHICLES)
+
+
+def test_unswept_standard_axes_take_the_converters_own_defaults():
+    """The image converter's window is ~100 px: the reference's SAM imgsz (640-1280) would be rejected."""
+    from hbb2obb.converters import get_converter
+    from hbb2obb.sweep import DEFAULT_AXIS_VALUES, build_grid
+
+    image = get_converter("image")
+    grid = dict(build_grid(image, {"scale_factors": [0.0, 0.02]}).axes)
+    assert grid["imgsz"] == (image.parameters["imgsz"],)
+    assert grid["opening_kernel_percentage"] == (image.parameters["opening_kernel_percentage"],)
+    assert grid["scale_factor"] == (0.0, 0.02)
+    identity = dict(build_grid(get_converter("identity"), {}).axes)
+    assert identity["scale_factor"] == DEFAULT_AXIS_VALUES["scale_factor"]

@@ -51,6 +51,10 @@ class Converter(ABC):
     name: str = ""
     parameters: dict = {}
     needs_images: bool = False
+    #: Values a sweep uses for a standard axis (``imgsz``, ``scale_factor``,
+    #: ``opening_kernel_percentage``) that the user leaves out; an axis absent here takes the
+    #: reference tool's defaults, which suit converters that wrap it (``command``).
+    default_axes: dict = {}
 
     def check_parameters(self, params: dict) -> dict:
         """The full parameter set (defaults filled in); unknown names are a usage error."""

@@ -344,6 +344,11 @@ class ImageConverter(Converter):
     name = "image"
     parameters = dict(DEFAULT_PARAMETERS)
     needs_images = True
+    # The reference's imgsz (640-1280) is a SAM input size; this converter's window is ~100 px.
+    default_axes = {
+        "imgsz": (DEFAULT_PARAMETERS["imgsz"],),
+        "opening_kernel_percentage": (DEFAULT_PARAMETERS["opening_kernel_percentage"],),
+    }
 
     def check_parameters(self, params: dict) -> dict:
         return validate_parameters(super().check_parameters(params))
