@@ -15,13 +15,26 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## The main job on data the project generates itself (nothing is downloaded but packages).
+## The main job on data the project generates itself (nothing is downloaded but packages):
+## generate a dataset, sweep the built-in converter, convert with the best point, score, analyze.
 demo: $(STAMP)
 	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
-	$(BIN)/hbb2obb-eval $(DEMO)/data/labels_obb_gt $(DEMO)/data/labels_obb_pred -mp $(DEMO)/data/classes.yaml \
-		-i $(DEMO)/data/images -o $(DEMO)/eval/metrics.yaml --missing_pred empty
+	$(BIN)/hbb2obb-optimize $(DEMO)/data/images $(DEMO)/data/labels_obb_gt -o $(DEMO)/sweep -n image \
+		-sf 0 0.02 -ok 0.1 0.2 -pm iou_at_90 -nb
+	$(BIN)/hbb2obb $(DEMO)/data/images --hbb_dir $(DEMO)/data/labels_hbb --obb_dir $(DEMO)/converted \
+		--params_from $(DEMO)/sweep/image/results.yaml -nb
+	$(BIN)/hbb2obb-eval $(DEMO)/data/labels_obb_gt $(DEMO)/converted -mp $(DEMO)/data/classes.yaml \
+		-i $(DEMO)/data/images -o $(DEMO)/eval/metrics.yaml --overlay $(DEMO)/eval/overlays -nb
+	$(BIN)/hbb2obb-analyze $(DEMO)/data/labels_obb_gt $(DEMO)/converted -mp $(DEMO)/data/classes.yaml \
+		-hd $(DEMO)/data/labels_hbb -i $(DEMO)/data/images --baseline $(DEMO)/data/labels_obb_pred \
+		--worst 12 -o $(DEMO)/analysis -nb
 	@echo
-	@echo "Demo outputs are under $(DEMO)/: data/ (generated dataset), eval/metrics.yaml"
+	@echo "Demo outputs, all under $(DEMO)/:"
+	@echo "  data/            the generated dataset: images, GT OBBs, HBB prompts, a simulated SAM-like conversion"
+	@echo "  sweep/image/     results.yaml, summary.txt, plot.png, plot_iou_at_90.png of the converter sweep"
+	@echo "  converted/       the HBBs converted with the best grid point"
+	@echo "  eval/            metrics.yaml (the metric dict) and overlays/ (one picture per frame)"
+	@echo "  analysis/        analysis.md, analysis.yaml, analysis.png, worst_iou.png, worst_angle.png"
 
 ## The README's pictures, drawn from the demo data: docs/worst_iou.png (contact sheet), docs/overlay.jpg.
 figures: $(STAMP)

@@ -128,3 +128,21 @@ def test_missing_source_exits_2(tmp_path):
 def test_version():
     result = run("--version")
     assert result.exit_code == 0 and result.output.strip() == f"hbb2obb {__version__}"
+
+
+def test_params_from_reads_the_axes_of_the_best_point_of_a_sweep(tmp_path):
+    import yaml
+    from hbb2obb.cli.convert import best_parameters
+
+    results = tmp_path / "results.yaml"
+    results.write_text(yaml.safe_dump({
+        "best_parameters": {"imgsz": 64, "scale_factor": 0.02, "opening_kernel_percentage": 0.2,
+                            "avg_iou": 0.9, "execution_time": 1.0},
+        "all_results": [],
+    }))
+    assert best_parameters(results) == {"imgsz": 64, "scale_factor": 0.02, "opening_kernel_percentage": 0.2}
+    (tmp_path / "bad.yaml").write_text("best_parameters: {avg_iou: 0.5}\n")
+    result = CliRunner().invoke(main, [str(tmp_path), "--params_from", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2 and "holds none of" in result.stderr
+    result = CliRunner().invoke(main, [str(tmp_path), "--params_from", str(tmp_path / "missing.yaml")])
+    assert result.exit_code == 2 and "results file not found" in result.stderr

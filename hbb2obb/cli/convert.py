@@ -30,6 +30,26 @@ def image_paths(source: Path) -> list[Path]:
     return sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
 
 
+def best_parameters(results_path: Path) -> dict:
+    """The converter parameters of the best grid point of a sweep's ``results.yaml``."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(results_path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{results_path}: results file not found") from None
+    except yaml.YAMLError:
+        raise InputError(f"{results_path}: not valid YAML") from None
+    best = data.get("best_parameters") if isinstance(data, dict) else None
+    if not isinstance(best, dict) or not best:
+        raise InputError(f"{results_path}: no best_parameters (is it an hbb2obb-optimize results.yaml?)")
+    # The reference layout keeps the best point's metrics beside its axes: take the axes only.
+    params = {name: value for name, value in best.items() if name in DEFAULT_PARAMETERS}
+    if not params:
+        raise InputError(f"{results_path}: best_parameters holds none of {', '.join(DEFAULT_PARAMETERS)}")
+    return params
+
+
 def default_dir(source: Path, name: str) -> Path:
     """``<folder of the images>/../name``, the reference tool's default layout."""
     folder = source if source.is_dir() else source.parent
@@ -53,13 +73,16 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("-cr", "--corner_radius", type=float, default=DEFAULT_PARAMETERS["corner_radius"], show_default=True,
               help="Vehicle corner rounding as a fraction of the breadth (how far a hugging HBB sits inside "
                    "a diagonal vehicle's rectangle corners).")
+@click.option("--params_from", type=click.Path(path_type=Path), metavar="RESULTS.yaml",
+              help="Take the parameters from the best point of an hbb2obb-optimize results.yaml; "
+                   "flags given explicitly still win.")
 @click.option("--save_img", is_flag=True, help="Also save each frame with HBBs, masks, contours and OBBs drawn on it.")
 @click.option("--viz_dir", type=click.Path(path_type=Path), help="Folder of the pictures (default: the OBB folder).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
-def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, save_img,
-         viz_dir, no_bar):
+def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, params_from,
+         save_img, viz_dir, no_bar):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
@@ -68,11 +91,18 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     """
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
-    params = validate_parameters({
+    params = {
         "scale_factor": (list(scale_factors) if len(scale_factors) == 2 else scale_factors[0]) if scale_factors
         else DEFAULT_PARAMETERS["scale_factor"],
         "opening_kernel_percentage": opening_kernel_percentage, "imgsz": imgsz, "corner_radius": corner_radius,
-    })
+    }
+    if params_from is not None:
+        context = click.get_current_context()
+        given = {name for name in ("scale_factors", "opening_kernel_percentage", "imgsz", "corner_radius")
+                 if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+        given = {"scale_factor" if name == "scale_factors" else name for name in given}
+        params.update({k: v for k, v in best_parameters(params_from).items() if k not in given})
+    params = validate_parameters(params)
     if viz_dir is not None and not save_img:
         raise UsageError("--viz_dir needs --save_img")
     frames = image_paths(img_source)
