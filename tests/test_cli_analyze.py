@@ -237,3 +237,19 @@ def test_bad_input_exits_2_with_one_line(write_labels, files, extra, message):
     assert lines[0].startswith("hbb2obb-analyze: error: ")
     assert message in lines[0]
     assert "Traceback" not in err
+
+
+def test_spatial_threshold_reaches_the_analysis(tmp_path):
+    """--spatial_threshold is recorded and changes who passes: 0.95 fails a pair of IoU 0.905."""
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    (tmp_path / "gt" / "a.txt").write_text(rect(10, 10, 40, 20) + "\n")
+    (tmp_path / "pred" / "a.txt").write_text(rect(12, 10, 40, 20) + "\n")
+    for threshold, share in ((0.5, 1.0), (0.95, 0.0)):
+        out = tmp_path / f"out{threshold}"
+        result = CliRunner().invoke(main, [str(tmp_path / "gt"), str(tmp_path / "pred"), "-o", str(out),
+                                           "--spatial_threshold", str(threshold), "-nb"])
+        assert result.exit_code == 0, result.output
+        data = yaml.safe_load((out / "analysis.yaml").read_text())
+        assert data["settings"]["spatial_threshold"] == threshold
+        assert data["overall"]["spatial_match"] == share

@@ -18,7 +18,7 @@ from hbb2obb.analysis import (
 )
 from hbb2obb.analysis_report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.cli.eval import evaluation_options
+from hbb2obb.cli.eval import evaluation_options, spatial_threshold_option
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
 from hbb2obb.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
@@ -91,6 +91,7 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True, metavar="N",
               help="Bootstrap resamples for the --baseline intervals.")
 @click.option("--one_to_one", is_flag=True, help="Exclusive matching, highest IoU first (default: non-exclusive).")
+@spatial_threshold_option
 @click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
               help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
@@ -101,7 +102,7 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir, worst, baseline_dir,
          overlay, overlay_size,
-         seed, n_boot, one_to_one, missing_pred, jobs, no_bar):
+         seed, n_boot, one_to_one, spatial_threshold, missing_pred, jobs, no_bar):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -116,7 +117,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
     settings = EvalSettings(excluded_classes=excluded_classes, iou_threshold=iou_threshold,
                             class_agnostic=class_agnostic, exclude_edge_cases=exclude_edge_cases,
-                            edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred)
+                            edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred,
+                            spatial_threshold=spatial_threshold)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     check_overlay(overlay, img_source)

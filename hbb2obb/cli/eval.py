@@ -40,6 +40,11 @@ def evaluation_options(function):
     return function
 
 
+spatial_threshold_option = click.option(
+    "--spatial_threshold", type=float, default=0.5, show_default=True,
+    help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
+
+
 @multi_value_command({"excluded_classes": int}, name=PROGRAM)
 @click.argument("gt_dir", type=click.Path(path_type=Path))
 @click.argument("pred_dir", type=click.Path(path_type=Path))
@@ -54,8 +59,7 @@ def evaluation_options(function):
 @click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
 @click.option("--require", "requirements", multiple=True, metavar="EXPR",
               help="CI gate, e.g. 'avg_iou>=0.85' or 'iou_at_90>=0.5'; exit 1 when any fails. Repeatable.")
-@click.option("--spatial_threshold", type=float, default=0.5, show_default=True,
-              help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
+@spatial_threshold_option
 @click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
               help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match.")
 @click.option("--expect_tolerance", type=float, metavar="T",
