@@ -20,7 +20,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, FrameSpec, load_frames, plan_frames
+from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.matching import match_pairs

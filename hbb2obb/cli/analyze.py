@@ -18,12 +18,12 @@ from hbb2obb.analysis import (
 )
 from hbb2obb.analysis_report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.cli.eval import evaluation_options, spatial_threshold_option
+from hbb2obb.cli.eval import evaluation_options, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
 from hbb2obb.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
-from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
+from hbb2obb.frames import plan_frames
 from hbb2obb.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 
@@ -73,9 +73,7 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 @click.argument("gt_dir", type=click.Path(path_type=Path))
 @click.argument("pred_dir", type=click.Path(path_type=Path))
 @evaluation_options
-@click.option("-i", "--img_source", type=click.Path(path_type=Path),
-              help="Folder of the frames; sizes are read from the image headers (frame edge, normalized labels).")
-@click.option("-mp", "--map_path", type=click.Path(path_type=Path), help="Label map YAML {id: name}.")
+@run_options
 @click.option("-hd", "--hbb_dir", type=click.Path(path_type=Path),
               help="HBB prompts (YOLO-HBB) for the identity baseline [default: GT_DIR/../labels_hbb when it exists].")
 @click.option("-bc", "--boundary_classes", type=int, multiple=True,
@@ -90,12 +88,7 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True, metavar="N",
               help="Bootstrap resamples for the --baseline intervals.")
-@click.option("--one_to_one", is_flag=True, help="Exclusive matching, highest IoU first (default: non-exclusive).")
 @spatial_threshold_option
-@click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
-              help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
-@click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Callable, Optional
+from typing import Callable
 
 import click
 

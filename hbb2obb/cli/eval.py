@@ -40,6 +40,26 @@ def evaluation_options(function):
     return function
 
 
+def run_options(function):
+    """Where sizes and names come from, and how a run goes: shared by eval and analyze."""
+    options = [
+        click.option("-i", "--img_source", type=click.Path(path_type=Path),
+                     help="Folder of the frames; sizes are read from the image headers "
+                          "(normalized labels, frame edge)."),
+        click.option("-mp", "--map_path", type=click.Path(path_type=Path), help="Label map YAML {id: name}."),
+        click.option("--one_to_one", is_flag=True,
+                     help="Exclusive matching, highest IoU first (default: non-exclusive)."),
+        click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
+                     help="A ground-truth file without a prediction file: skip the frame, score it as empty, "
+                          "or stop."),
+        click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores)."),
+        click.option("-nb", "--no_bar", is_flag=True, help="No progress bar."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 spatial_threshold_option = click.option(
     "--spatial_threshold", type=float, default=0.5, show_default=True,
     help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
@@ -49,12 +69,7 @@ spatial_threshold_option = click.option(
 @click.argument("gt_dir", type=click.Path(path_type=Path))
 @click.argument("pred_dir", type=click.Path(path_type=Path))
 @evaluation_options
-@click.option("-i", "--img_source", type=click.Path(path_type=Path),
-              help="Folder of the frames; sizes are read from the image headers.")
-@click.option("-mp", "--map_path", type=click.Path(path_type=Path), help="Label map YAML {id: name}.")
-@click.option("--one_to_one", is_flag=True, help="Exclusive matching, highest IoU first (default: non-exclusive).")
-@click.option("--missing_pred", type=click.Choice(MISSING_PRED_POLICIES), default="skip", show_default=True,
-              help="A ground-truth file without a prediction file: skip the frame, score it as empty, or stop.")
+@run_options
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the metric dict to FILE (.yaml or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
 @click.option("--require", "requirements", multiple=True, metavar="EXPR",
@@ -65,9 +80,7 @@ spatial_threshold_option = click.option(
 @click.option("--expect_tolerance", type=float, metavar="T",
               help="Numbers within T of the golden value match (default 0: exact).")
 @click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores).")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
-@click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
