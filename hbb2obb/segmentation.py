@@ -14,14 +14,17 @@ import numpy as np
 def _window_count(mask: np.ndarray, size: int, axis: int) -> np.ndarray:
     """Number of True values in the centred window of ``size`` along ``axis`` (zero padded)."""
     before = size // 2
-    after = size - 1 - before
-    pad = [(0, 0), (0, 0)]
-    pad[axis] = (before + 1, after)
-    counts = np.cumsum(np.pad(mask.astype(np.int32), pad), axis=axis)
     n = mask.shape[axis]
-    upper = np.take(counts, np.arange(size, size + n), axis=axis)
-    lower = np.take(counts, np.arange(0, n), axis=axis)
-    return upper - lower
+    shape = list(mask.shape)
+    shape[axis] = n + size
+    padded = np.zeros(shape, dtype=np.int32)  # one zero, ``before`` zeros, the mask, the rest zeros
+    inner = [slice(None), slice(None)]
+    inner[axis] = slice(before + 1, before + 1 + n)
+    padded[tuple(inner)] = mask
+    counts = np.cumsum(padded, axis=axis, out=padded)
+    upper, lower = [slice(None), slice(None)], [slice(None), slice(None)]
+    upper[axis], lower[axis] = slice(size, size + n), slice(0, n)
+    return counts[tuple(upper)] - counts[tuple(lower)]
 
 
 def erode(mask: np.ndarray, size: int) -> np.ndarray:
@@ -172,7 +175,11 @@ def label_components(mask: np.ndarray, connectivity: int = 8) -> tuple[np.ndarra
 
 def _squared_distances(samples: np.ndarray, centres: np.ndarray, sample_norms: np.ndarray) -> np.ndarray:
     """``(n, k)`` squared Euclidean distances by one matrix product (``sample_norms``: squared norms)."""
-    return sample_norms[:, None] - 2.0 * samples @ centres.T + (centres**2).sum(1)[None, :]
+    # One (n, k) array, updated in place: fresh temporaries of that size cost more than the sums.
+    distances = 2.0 * samples @ centres.T
+    np.subtract(sample_norms[:, None], distances, out=distances)
+    distances += (centres**2).sum(1)[None, :]
+    return distances
 
 
 def kmeans(samples: np.ndarray, k: int, iterations: int = 8, fit_every: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -245,8 +252,10 @@ def neighbour_sum(values: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    half = np.asarray(x * 0.5)
-    return np.tanh(half, out=half) * 0.5 + 0.5
+    half = np.multiply(x, 0.5)  # computed in place from here on: no temporaries
+    np.tanh(half, out=half)
+    np.multiply(half, 0.5, out=half)
+    return np.add(half, 0.5, out=half)
 
 
 def foreground_log_odds(assignment: np.ndarray, prior: np.ndarray, *, rounds: int = 2,

@@ -224,7 +224,8 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
 
     if isinstance(image, np.ndarray):
         image = Image.fromarray(np.asarray(image, dtype=np.uint8))
-    image = image.convert("RGB")
+    if image.mode != "RGB":  # converting an RGB image would copy the whole frame
+        image = image.convert("RGB")
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
@@ -262,8 +263,9 @@ def read_frame(path: Path):
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(path) as image:
-            return image.convert("RGB")
+        image = Image.open(path)
+        image.load()  # decodes and closes the file; an RGB frame is used as decoded, not copied
+        return image if image.mode == "RGB" else image.convert("RGB")
     except (UnidentifiedImageError, OSError) as exc:
         raise InputError(f"{path}: cannot read image ({exc})") from None
 

@@ -40,6 +40,16 @@ def _inside_extremes(points: np.ndarray) -> np.ndarray:
     return (cross > 0).all(axis=1)
 
 
+def _sorted_unique(points: np.ndarray) -> np.ndarray:
+    """Distinct rows of an ``(n, 2)`` array sorted by x, then y (``np.unique(axis=0)``, faster)."""
+    points = points[np.lexsort((points[:, 1], points[:, 0]))]
+    if len(points) > 1:
+        distinct = np.ones(len(points), dtype=bool)
+        distinct[1:] = (points[1:] != points[:-1]).any(axis=1)
+        points = points[distinct]
+    return points
+
+
 def convex_hull(points) -> np.ndarray:
     """Vertices of the convex hull, counterclockwise in the x-right/y-up sense, no repeats.
 
@@ -64,7 +74,7 @@ def convex_hull(points) -> np.ndarray:
     points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     if len(points) > 32:
         points = points[~_inside_extremes(points)]
-    points = np.unique(points, axis=0)  # sorted by x, then y
+    points = _sorted_unique(points)
     if len(points) <= 2:
         return points
     lower = _half_hull(points)
