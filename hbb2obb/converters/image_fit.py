@@ -86,9 +86,14 @@ def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
     0.3
     """
     gy, gx = np.gradient(np.asarray(gray, dtype=np.float64))
-    magnitude = np.hypot(gx, gy)
-    total = (weight * magnitude * np.exp(4j * np.arctan2(gy, gx))).sum()
-    return float(np.angle(total) / 4.0)
+    # |g| exp(4i phi) by the double-angle formulas (no arctan2, no complex exp): with
+    # c = gx^2 - gy^2 and s = 2 gx gy, it is (c^2 - s^2, 2 c s) / |g|^3; zero where g is.
+    squared = gx * gx + gy * gy
+    cos2, sin2 = gx * gx - gy * gy, 2.0 * gx * gy
+    scale = np.divide(weight, squared * np.sqrt(squared), out=np.zeros_like(squared), where=squared > 0)
+    real = float(((cos2 * cos2 - sin2 * sin2) * scale).sum())
+    imag = float((2.0 * cos2 * sin2 * scale).sum())
+    return math.atan2(imag, real) / 4.0
 
 
 def rough_sides(width: float, height: float, theta: float) -> tuple[float, float]:
