@@ -242,17 +242,22 @@ def neighbour_sum(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values)
     if values.dtype.kind != "f":
         values = values.astype(np.float64)
-    rows = values * 3.0  # each pixel plus its upper and lower neighbour (edges repeat themselves)
-    rows[1:] += values[:-1] - values[1:]
-    rows[:-1] += values[1:] - values[:-1]
+    # Each pixel plus its upper and lower neighbour (edges repeat themselves), then the same
+    # across columns. One difference array serves both directions: b - a is exactly -(a - b).
+    rows = values * 3.0
+    step = values[:-1] - values[1:]
+    rows[1:] += step
+    rows[:-1] -= step
     total = rows * 3.0
-    total[:, 1:] += rows[:, :-1] - rows[:, 1:]
-    total[:, :-1] += rows[:, 1:] - rows[:, :-1]
-    return total - values
+    step = rows[:, :-1] - rows[:, 1:]
+    total[:, 1:] += step
+    total[:, :-1] -= step
+    total -= values
+    return total
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    half = np.multiply(x, 0.5)  # computed in place from here on: no temporaries
+def _sigmoid(x: np.ndarray, out: np.ndarray = None) -> np.ndarray:
+    half = np.multiply(x, 0.5, out=out)  # computed in place from here on: no temporaries
     np.tanh(half, out=half)
     np.multiply(half, 0.5, out=half)
     return np.add(half, 0.5, out=half)
@@ -313,7 +318,12 @@ def foreground_log_odds(assignment: np.ndarray, prior: np.ndarray, *, rounds: in
         unary = evidence + prior
         q = _sigmoid(unary)
         for _ in range(smoothing_steps):
-            q = _sigmoid(unary + np.float32(coupling) * neighbour_sum(2.0 * q - 1.0))
+            spins = np.multiply(q, 2.0, out=q)  # q is recomputed below: reuse its memory
+            spins -= 1.0
+            field = neighbour_sum(spins)
+            field *= np.float32(coupling)
+            field += unary
+            q = _sigmoid(field, out=field)
     q = np.clip(q.astype(np.float64), 1e-9, 1.0 - 1e-9)
     return np.log(q) - np.log1p(-q), evidence.astype(np.float64)
 
