@@ -217,7 +217,9 @@ def kmeans(samples: np.ndarray, k: int, iterations: int = 8, fit_every: int = 1)
     fit_norms = (fit**2).sum(1)
     n = len(fit)
     order = np.argsort(fit.sum(axis=1), kind="stable")
-    centres = np.unique(fit[order[((np.arange(k) + 0.5) / k * n).astype(int)]], axis=0)
+    starts = fit[order[((np.arange(k) + 0.5) / k * n).astype(int)]]
+    starts = starts[np.lexsort(starts.T[::-1])]  # np.unique(axis=0): sorted rows, repeats dropped
+    centres = starts[np.concatenate([[True], (starts[1:] != starts[:-1]).any(axis=1)])]
     for _ in range(iterations):
         assignment = _squared_distances(fit, centres, fit_norms).argmin(1)
         counts = np.bincount(assignment, minlength=len(centres))
@@ -362,4 +364,4 @@ def select_components(mask: np.ndarray, inside: np.ndarray, *, min_inside: float
     within = np.bincount(flat, weights=np.asarray(inside, dtype=np.float64).reshape(-1), minlength=n + 1)[1:]
     keep = (within >= min_inside * size) & (size >= min_size * max(1, int(np.count_nonzero(inside))))
     keep[int(np.argmax(within))] = True
-    return np.isin(labels, np.flatnonzero(keep) + 1)
+    return np.concatenate([[False], keep])[labels]  # label 0 (background) is never kept

@@ -152,7 +152,8 @@ def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
     xs, ys = window.centres_x, window.centres_y
     spread = np.exp(-0.5 * ((xs - centre[0]) / (0.35 * width))[None, :] ** 2
                     - 0.5 * ((ys - centre[1]) / (0.35 * height))[:, None] ** 2)
-    hint = dominant_axis(window.pixels.mean(axis=2), spread)
+    channels = window.pixels  # whole numbers (a resampled 8-bit crop): any order of sums is exact
+    hint = dominant_axis((channels[..., 0] + channels[..., 1] + channels[..., 2]) / 3.0, spread)
     axes = [hint] if width >= NEAR_SQUARE * height else [hint + math.pi / 2] if height >= NEAR_SQUARE * width \
         else [hint, hint + math.pi / 2]
     pixels = window.pixels.reshape(-1, 3)

@@ -25,18 +25,27 @@ def _half_hull(points: np.ndarray) -> list[int]:
     return chain
 
 
-def _inside_extremes(points: np.ndarray) -> np.ndarray:
-    """Points strictly inside the octagon of the extreme points along x, y and the diagonals.
+#: Directions (counterclockwise) whose extreme points span the polygon of :func:`_inside_extremes`.
+_DIRECTIONS = np.stack([np.cos(np.arange(16) * np.pi / 8), np.sin(np.arange(16) * np.pi / 8)])
 
-    Such points cannot be hull vertices (Akl-Toussaint); dropping them first leaves the
-    monotone chain a handful of candidates.
+
+def _inside_extremes(points: np.ndarray) -> np.ndarray:
+    """Points strictly inside the polygon of the extreme points along 16 directions.
+
+    Such points cannot be hull vertices (Akl-Toussaint; any closed polygon of input points
+    works: a point strictly left of all its edges is strictly inside the hull); dropping them
+    first leaves the monotone chain fewer candidates. Repeated extreme points are merged,
+    since a zero-length edge would keep every point.
     """
     x, y = points[:, 0], points[:, 1]
-    keys = (x, x + y, y, y - x, -x, -x - y, -y, x - y)  # directions in counterclockwise order
-    octagon = points[[int(np.argmax(k)) for k in keys]]
-    edges = np.roll(octagon, -1, axis=0) - octagon
-    cross = edges[:, 0][None, :] * (y[:, None] - octagon[:, 1][None, :]) \
-        - edges[:, 1][None, :] * (x[:, None] - octagon[:, 0][None, :])
+    extremes = np.argmax(points @ _DIRECTIONS, axis=0)
+    extremes = extremes[extremes != np.roll(extremes, -1)]
+    if len(extremes) < 3:
+        return np.zeros(len(points), dtype=bool)
+    polygon = points[extremes]
+    edges = np.roll(polygon, -1, axis=0) - polygon
+    cross = edges[:, 0][None, :] * (y[:, None] - polygon[:, 1][None, :]) \
+        - edges[:, 1][None, :] * (x[:, None] - polygon[:, 0][None, :])
     return (cross > 0).all(axis=1)
 
 
