@@ -101,7 +101,9 @@ def morphology(mask: np.ndarray, kernel_percentage: float) -> np.ndarray:
 
 def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Horizontal runs of True pixels: row, first column, one past the last column; raster order."""
-    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
+    padded = np.zeros((mask.shape[0], mask.shape[1] + 2), dtype=np.int8)  # a False column either side
+    padded[:, 1:-1] = mask
+    edges = padded[:, 1:] - padded[:, :-1]
     start_rows, starts = np.nonzero(edges == 1)
     _, ends = np.nonzero(edges == -1)
     return start_rows, starts, ends
