@@ -265,9 +265,13 @@ def read_frame(path: Path):
 
     try:
         image = Image.open(path)
+    except (UnidentifiedImageError, OSError) as exc:
+        raise InputError(f"{path}: cannot read image ({exc})") from None
+    try:
         image.load()  # decodes and closes the file; an RGB frame is used as decoded, not copied
         return image if image.mode == "RGB" else image.convert("RGB")
-    except (UnidentifiedImageError, OSError) as exc:
+    except OSError as exc:  # e.g. a truncated file
+        image.close()
         raise InputError(f"{path}: cannot read image ({exc})") from None
 
 
