@@ -17,25 +17,17 @@ from hbb2obb.analysis import (
     standard_cuts,
 )
 from hbb2obb.analysis_report import render_analysis, render_markdown
-from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.cli.eval import evaluation_options, run_options, spatial_threshold_option
+from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
+from hbb2obb.cli.eval import evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
 from hbb2obb.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.evaluate import EvalSettings, evaluate_frames
-from hbb2obb.frames import plan_frames
+from hbb2obb.evaluate import EvalSettings
 from hbb2obb.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 
 PROGRAM = "hbb2obb-analyze"
 MIN_BOOTSTRAP = 100
-
-
-def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what):
-    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred)
-    with progress_bar(len(plan.frames), what, no_bar) as bar:
-        return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                               progress=bar.update, plan=plan)
 
 
 def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
@@ -115,7 +107,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     check_overlay(overlay, img_source)
-    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
     warnings = list(result.warnings)
     flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
     warnings += flag_warnings
@@ -127,7 +119,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     identity = _identity(result, props, hbb_dir, explicit, warnings)
     comparison, names = None, None
     if baseline_dir is not None:
-        baseline = _evaluate(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline")
+        baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline")
         warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
         comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=n_boot)

@@ -40,6 +40,14 @@ def evaluation_options(function):
     return function
 
 
+def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating"):
+    """Pair the frames, then evaluate them under a progress bar over frames."""
+    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred)
+    with progress_bar(len(plan.frames), what, no_bar) as bar:
+        return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                               progress=bar.update, plan=plan)
+
+
 def run_options(function):
     """Where sizes and names come from, and how a run goes: shared by eval and analyze."""
     options = [
@@ -106,10 +114,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     check_overlay(overlay, img_source)
-    plan = plan_frames(gt_dir, pred_dir, missing_pred)
-    with progress_bar(len(plan.frames), "Evaluating", no_bar) as bar:
-        result = evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                                 progress=bar.update, plan=plan)
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar)
     warn(PROGRAM, result.warnings)
     metrics = result.metrics
     if as_json:
