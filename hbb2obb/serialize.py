@@ -6,6 +6,9 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import orjson
+
 from hbb2obb.errors import InputError
 
 _LONG_LIST = 64  # lists of numbers at least this long are rendered by the fast path
@@ -18,7 +21,7 @@ def metrics_json(metrics: dict) -> str:
     With an indent, :mod:`json` encodes in pure Python, one call per list item; the metric dict
     of a large dataset holds hundreds of thousands of IoUs and angle errors. Long lists of
     finite floats and ints are set aside, the rest is encoded by :mod:`json`, and each list is
-    joined back in at its place with the same layout.
+    written by :func:`_number_list` and joined back in at its place with the same layout.
 
     Examples
     --------
@@ -26,14 +29,15 @@ def metrics_json(metrics: dict) -> str:
     >>> metrics_json(metrics) == json.dumps(metrics, indent=2)
     True
     """
-    lists: list = []
+    lists: list = []  # (items, their float values or None for ints only)
 
     def set_aside(value):
         if isinstance(value, dict):
             return {key: set_aside(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
-            if len(value) >= _LONG_LIST and _plain_numbers(value):
-                lists.append(value)
+            plain, floats = _plain_numbers(value) if len(value) >= _LONG_LIST else (False, None)
+            if plain:
+                lists.append((value, floats))
                 return f"\x00list {len(lists) - 1}\x00"
             return [set_aside(item) for item in value]
         return value
@@ -47,25 +51,57 @@ def metrics_json(metrics: dict) -> str:
     def join_back(match: re.Match) -> str:
         line_start = text.rfind("\n", 0, match.start()) + 1
         indent = " " * (len(text[line_start:match.start()]) - len(text[line_start:match.start()].lstrip(" ")))
-        items = lists[int(match.group(1))]
-        return "[\n" + indent + "  " + (",\n" + indent + "  ").join(map(repr, items)) + "\n" + indent + "]"
+        items, floats = lists[int(match.group(1))]
+        return "[\n" + indent + "  " + _number_list(items, floats, ",\n" + indent + "  ") + "\n" + indent + "]"
 
     return _PLACEHOLDER.sub(join_back, text)
 
 
-def _plain_numbers(values) -> bool:
-    """Finite floats and ints (not bools): what ``repr`` writes exactly as :mod:`json` does."""
+def _number_list(items, floats, separator: str) -> str:
+    """``separator.join(map(repr, items))`` for finite floats and ints, about 20 times faster.
+
+    orjson writes the shortest digits that read back as the same float, as ``repr`` does, but
+    spells floats outside ``1e-4 <= |x| < 1e16`` differently (``0.00001`` for ``1e-05``): those
+    few items are spliced in as ``repr`` writes them. ``floats`` holds the items as float64,
+    or is None when they are all ints (which both spell alike).
+    """
+    try:
+        raw = orjson.dumps(items)  # b"[a,b,...]": numbers hold no commas
+    except orjson.JSONEncodeError:  # an int beyond 64 bits
+        return separator.join(map(repr, items))
+    body = raw[1:-1]
+    if floats is not None:
+        size = np.abs(floats)
+        respelled = np.flatnonzero((size != 0) & ((size < 1e-4) | (size >= 1e16)))
+        if respelled.size:
+            commas = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == ord(","))
+            starts = np.concatenate(([1], commas + 1))[respelled].tolist()
+            ends = np.append(commas, len(raw) - 1)[respelled].tolist()
+            pieces, position = [], 1
+            for index, start, end in zip(respelled.tolist(), starts, ends):
+                pieces += [raw[position:start], repr(items[index]).encode("ascii")]
+                position = end
+            pieces.append(raw[position:-1])
+            body = b"".join(pieces)
+    return body.decode("ascii").replace(",", separator)
+
+
+def _plain_numbers(values) -> tuple[bool, np.ndarray | None]:
+    """Whether the items are finite floats and ints (not bools), and their float64 values.
+
+    Those are what ``repr`` writes exactly as :mod:`json` does. The values are None when the
+    items are all ints (always finite).
+    """
     kinds = set(map(type, values))
     if not kinds <= {float, int}:
-        return False
-    if float in kinds:
-        import numpy as np  # already loaded by every command that prints a metric dict
-
-        try:  # ints converted too: always finite, unless too large for a float (then: the slow path)
-            return bool(np.isfinite(np.array(values, dtype=np.float64)).all())
-        except OverflowError:
-            return False
-    return True
+        return False, None
+    if float not in kinds:
+        return True, None
+    try:  # ints converted too: finite, unless too large for a float (then: the slow path)
+        floats = np.array(values, dtype=np.float64)
+    except OverflowError:
+        return False, None
+    return bool(np.isfinite(floats).all()), floats
 
 
 def write_metrics(metrics: dict, path: str | Path) -> None:

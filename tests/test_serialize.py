@@ -19,6 +19,11 @@ CASES = {
     "bools-nan-strings": {"b": [True, False] * 40, "n": [float("nan")] * 70, "s": ["a"] * 70, "i": [float("inf")] * 70},
     "looks-like-a-placeholder": {"s": "\x00list 0\x00", "v": [1.0] * 80},
     "tuple": {"t": tuple(range(100))},
+    # orjson spells |x| < 1e-4 and |x| >= 1e16 unlike repr: those items must be respelled
+    "every-magnitude": {"v": (rng.choice([-1.0, 1.0], 4000) * 10 ** rng.uniform(-12, 20, 4000)).tolist()},
+    "around-the-spelling-limits": {"v": [1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, -1e-4, -1e16] * 12},
+    "short-digits": {"v": np.round(rng.random(300), 3).tolist() + [0.0, -0.0, 1.0, 0.5] * 10},
+    "ints-beyond-64-bits": {"v": [2**70, -(2**64), 2**63, 1] * 20},
 }
 
 
