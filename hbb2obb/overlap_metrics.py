@@ -54,7 +54,8 @@ def row_overlap(table, spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD) -> 
     Parameters
     ----------
     table : MatchTable
-        An accumulated run (:attr:`EvaluationResult.table`).
+        An accumulated run (:attr:`EvaluationResult.table`); its corners are taken as already
+        repaired (:func:`~hbb2obb.geometry.repair_corners`), as the loader leaves them.
     spatial_threshold : float
         A ground-truth box passes when ``best_iou >= spatial_threshold``.
 
@@ -77,7 +78,11 @@ def row_overlap(table, spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD) -> 
     """
     matched = np.asarray(table.matched, dtype=bool)
     rows = np.flatnonzero(matched)
-    terms = distance_ious(table.gt.corners[rows], table.pred.corners[table.pred_index[rows]], iou=table.iou[rows])
+    # np.take gathers whole rows about twice as fast as fancy indexing. The table's boxes were
+    # repaired when loaded (evaluate_frames): repairing them again would change nothing.
+    gt = np.take(table.gt.corners, rows, axis=0)
+    pred = np.take(table.pred.corners, np.take(table.pred_index, rows), axis=0)
+    terms = distance_ious(gt, pred, iou=np.take(table.iou, rows), repaired=True)
     columns = []
     for values in (terms.giou, terms.diou, terms.ciou, terms.center_offset):
         column = np.full(matched.shape, np.nan)

@@ -202,6 +202,81 @@ def test_non_overlapping_pairs_are_ordered_by_distance():
     assert terms.diou[0] > terms.diou[1] > terms.diou[2]
 
 
+def helper_formulas(gt, pred, iou):
+    """The terms from the public (n, 4, 2) helpers and an (8, n) projection: the planar path must equal it bit for bit."""
+    from hbb2obb.geometry import polygon_area, side_lengths
+
+    union = (polygon_area(gt) + polygon_area(pred)) / (1.0 + iou)
+    axis = box_axes(gt)
+    points = np.concatenate([gt, pred], axis=1) - gt[:, :1]
+    along = points[..., 0] * axis[:, None, 0] + points[..., 1] * axis[:, None, 1]
+    across = points[..., 0] * -axis[:, None, 1] + points[..., 1] * axis[:, None, 0]
+    width, height = along.max(axis=1) - along.min(axis=1), across.max(axis=1) - across.min(axis=1)
+    area = width * height
+    giou = iou - np.where(area > 0, (area - union) / np.where(area > 0, area, 1), 0)
+    d2 = ((box_centers(pred) - box_centers(gt)) ** 2).sum(axis=1)
+    c2 = width**2 + height**2
+    diou = iou - np.where(c2 > 0, d2 / np.where(c2 > 0, c2, 1), 0)
+    (gs, gl), (ps, pl) = side_lengths(gt), side_lengths(pred)
+    v = 4.0 / np.pi**2 * (np.arctan2(gl, gs) - np.arctan2(pl, ps)) ** 2
+    denominator = (1.0 - iou) + v
+    ciou = diou - np.where(denominator > 0, v / np.where(denominator > 0, denominator, 1), 0) * v
+    return iou, giou, diou, ciou, np.sqrt(d2)
+
+
+def many_pairs(seed, n):
+    """Vectorized random pairs: rectangles in any listing, some bow-ties, some degenerate, some shared corners."""
+    rng = np.random.default_rng(seed)
+    centre = rng.uniform(0, [3840, 2160], size=(n, 1, 2))
+    angle = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0, np.pi, n))
+    unit = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float)
+
+    def boxes(size, turn):
+        c, s = np.cos(turn)[:, None], np.sin(turn)[:, None]
+        local = unit[None] * size[:, None, :] / 2
+        return centre + np.stack([local[..., 0] * c - local[..., 1] * s, local[..., 0] * s + local[..., 1] * c], -1)
+
+    gt = boxes(rng.uniform([8, 8], [120, 60], size=(n, 2)), angle)
+    pred = boxes(rng.uniform([4, 4], [130, 70], size=(n, 2)), angle + rng.normal(0, 0.3, n))
+    pred += rng.normal(0, 1, (n, 1, 1)) * rng.choice([2.0, 20.0, 100.0], size=(n, 1, 2))
+    bow_tie = rng.random(n) < 0.1
+    pred[bow_tie] = pred[bow_tie][:, [0, 1, 3, 2]]
+    flat = rng.random(n) < 0.02
+    gt[flat, 2:] = gt[flat, 1::-1]  # zero area: back along the first edge
+    same = rng.random(n) < 0.05
+    pred[same] = gt[same]
+    return gt, pred
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 16384 + 11])
+def test_planar_path_equals_the_helper_formulas_bit_for_bit(n):
+    from hbb2obb.geometry import repair_corners
+
+    gt, pred = many_pairs(n, n)
+    fixed_gt, fixed_pred = repair_corners(gt)[0], repair_corners(pred)[0]
+    iou = iou_pairs(fixed_gt, fixed_pred)
+    expected = helper_formulas(fixed_gt, fixed_pred, iou)
+    raw = distance_ious(gt, pred)
+    repaired = distance_ious(fixed_gt, fixed_pred, iou=iou, repaired=True)
+    for name, want, got_raw, got_repaired in zip(raw._fields, expected, raw, repaired):
+        assert got_raw.shape == (n,)
+        assert np.array_equal(got_raw, want), name
+        assert np.array_equal(got_repaired, want), name
+    if n > 1000:  # the big case spans two blocks and holds every kind of pair
+        assert (iou == 0).any() and (iou > 0.5).any() and (raw.giou < 0).any()
+        assert repair_corners(pred)[1].any() and (raw.center_offset == 0).any()
+
+
+def test_enclosing_extent_is_the_projection_of_all_eight_corners():
+    gt, pred = many_pairs(5, 500)
+    axis = box_axes(gt)
+    points = np.concatenate([gt, pred], axis=1) - gt[:, :1]
+    along = points @ axis[..., None]
+    across = points @ np.stack([-axis[:, 1], axis[:, 0]], axis=1)[..., None]
+    expected = np.concatenate([np.ptp(along, axis=1), np.ptp(across, axis=1)], axis=1)
+    assert np.allclose(enclosing_extent(gt, pred), expected, atol=1e-9, rtol=0)
+
+
 # --- in the metric dict, the report and the gates --------------------------------------------------
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners
 from hbb2obb.geometry.iou import iou_pairs
-from hbb2obb.geometry.polygon import polygon_area, repair_corners, side_lengths
+from hbb2obb.geometry.polygon import planar, repair_corners, shoelace
 
 _ASPECT_SCALE = 4.0 / np.pi**2
 _BLOCK = 16384  # pairs per pass of distance_ious
@@ -119,31 +119,13 @@ def enclosing_extent(gt, pred) -> np.ndarray:
     [[110.0, 110.0]]
     """
     gt, pred = _aligned(gt, pred)
-    # Planar (8, n) layout, so every step runs row against row over the pairs.
-    x = np.concatenate([gt[..., 0].T, pred[..., 0].T])
-    y = np.concatenate([gt[..., 1].T, pred[..., 1].T])
-    ux, uy = _axes_planar(x[:4], y[:4])
-    # Measured from the ground truth's first corner, so 4K coordinates keep their precision.
-    x -= x[0].copy()
-    y -= y[0].copy()
-    along = x * ux + y * uy
-    across = x * -uy + y * ux
-    return np.stack([along.max(axis=0) - along.min(axis=0), across.max(axis=0) - across.min(axis=0)], axis=1)
+    gx, gy = planar(gt)
+    px, py = planar(pred)
+    first, second = np.hypot(gx[1] - gx[0], gy[1] - gy[0]), np.hypot(gx[2] - gx[1], gy[2] - gy[1])
+    return np.stack(_enclosing_planar(gx, gy, px, py, first, second), axis=1)
 
 
-def _axes_planar(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`box_axes` of planar ``(4, n)`` corners, as two ``(n,)`` arrays (same values)."""
-    fx, fy = x[1] - x[0], y[1] - y[0]
-    sx, sy = x[2] - x[1], y[2] - y[1]
-    longer = sx**2 + sy**2 > fx**2 + fy**2
-    ex, ey = np.where(longer, sx, fx), np.where(longer, sy, fy)
-    length = np.hypot(ex, ey)
-    flat = length == 0
-    length = np.where(flat, 1.0, length)
-    return np.where(flat, 1.0, ex) / length, np.where(flat, 0.0, ey) / length
-
-
-def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
+def distance_ious(gt, pred, iou: Optional[np.ndarray] = None, *, repaired: bool = False) -> DistanceIoU:
     """GIoU, DIoU, CIoU and the centre offset of aligned pairs ``(gt[i], pred[i])``.
 
     Bow-tie boxes are scored as the rectangle their corners describe, as :func:`iou_pairs`
@@ -156,6 +138,10 @@ def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
         the enclosing rectangle.
     iou : ndarray, shape (n,), optional
         The pairs' IoU when already known (the match table has it); computed otherwise.
+    repaired : bool
+        The corners already went through :func:`repair_corners` (as the boxes of a match
+        table did when loaded): skip repairing them again. Repair is idempotent, so this only
+        saves time; with bow-ties in the input and ``repaired=True`` the result is undefined.
 
     Returns
     -------
@@ -176,32 +162,81 @@ def distance_ious(gt, pred, iou: Optional[np.ndarray] = None) -> DistanceIoU:
         iou = np.asarray(iou, dtype=np.float64)
         if iou.shape != (len(gt),):
             raise ValueError(f"iou must have shape ({len(gt)},), got {iou.shape}")
-    if len(gt) > _BLOCK:  # pair by pair, so blocks give the same values with bounded work arrays
-        parts = [_distance_block(gt[s:s + _BLOCK], pred[s:s + _BLOCK], None if iou is None else iou[s:s + _BLOCK])
-                 for s in range(0, len(gt), _BLOCK)]
-        return DistanceIoU(*(np.concatenate(column) for column in zip(*parts)))
-    return _distance_block(gt, pred, iou)
+    # Pair by pair, so blocks give the same values with bounded work arrays that stay in cache.
+    parts = []
+    for start in range(0, max(len(gt), 1), _BLOCK):
+        gt_block, pred_block = gt[start:start + _BLOCK], pred[start:start + _BLOCK]
+        if not repaired:
+            gt_block, pred_block = repair_corners(gt_block)[0], repair_corners(pred_block)[0]
+        block_iou = iou_pairs(gt_block, pred_block) if iou is None else iou[start:start + _BLOCK]
+        parts.append(_distance_block(*planar(gt_block), *planar(pred_block), block_iou))
+    if len(parts) == 1:
+        return parts[0]
+    return DistanceIoU(*(np.concatenate(column) for column in zip(*parts)))
 
 
-def _distance_block(gt: np.ndarray, pred: np.ndarray, iou: Optional[np.ndarray]) -> DistanceIoU:
-    gt, pred = repair_corners(gt)[0], repair_corners(pred)[0]
-    iou = iou_pairs(gt, pred) if iou is None else iou
+def _distance_block(gx, gy, px, py, iou: np.ndarray) -> DistanceIoU:
+    """The terms of repaired pairs given as planar ``(4, n)`` corners.
+
+    Each step is the one the public helpers take (:func:`polygon_area`, :func:`side_lengths`,
+    :func:`box_centers`, :func:`enclosing_extent`), written on planar rows so that the values
+    are the same bits, without their layout changes and with the edge lengths shared.
+    """
     # intersection = iou * union and union = |A| + |B| - intersection
-    union = (polygon_area(gt) + polygon_area(pred)) / (1.0 + iou)
-    extent = enclosing_extent(gt, pred)
-    enclosing_area = extent[:, 0] * extent[:, 1]
+    union = (np.abs(shoelace(gx - gx[0], gy - gy[0])) + np.abs(shoelace(px - px[0], py - py[0]))) / (1.0 + iou)
+    gt_first, gt_second = np.hypot(gx[1] - gx[0], gy[1] - gy[0]), np.hypot(gx[2] - gx[1], gy[2] - gy[1])
+    extent_along, extent_across = _enclosing_planar(gx, gy, px, py, gt_first, gt_second)
+    enclosing_area = extent_along * extent_across
     giou = iou - _ratio(enclosing_area - union, enclosing_area)
 
-    offset = box_centers(pred) - box_centers(gt)
-    center_distance2 = (offset**2).sum(axis=1)
-    diou = iou - _ratio(center_distance2, (extent**2).sum(axis=1))
+    offset_x = _centre_planar(px) - _centre_planar(gx)
+    offset_y = _centre_planar(py) - _centre_planar(gy)
+    center_distance2 = offset_x**2 + offset_y**2
+    diou = iou - _ratio(center_distance2, extent_along**2 + extent_across**2)
 
-    short_gt, long_gt = side_lengths(gt)
-    short_pred, long_pred = side_lengths(pred)
-    v = _ASPECT_SCALE * (np.arctan2(long_gt, short_gt) - np.arctan2(long_pred, short_pred)) ** 2
+    pred_first, pred_second = np.hypot(px[1] - px[0], py[1] - py[0]), np.hypot(px[2] - px[1], py[2] - py[1])
+    aspect_gt = np.arctan2(np.maximum(gt_first, gt_second), np.minimum(gt_first, gt_second))
+    aspect_pred = np.arctan2(np.maximum(pred_first, pred_second), np.minimum(pred_first, pred_second))
+    v = _ASPECT_SCALE * (aspect_gt - aspect_pred) ** 2
     alpha = _ratio(v, (1.0 - iou) + v)
     ciou = diou - alpha * v
     return DistanceIoU(iou, giou, diou, ciou, np.sqrt(center_distance2))
+
+
+def _centre_planar(x: np.ndarray) -> np.ndarray:
+    """One coordinate of :func:`box_centers` from a planar ``(4, n)`` row set."""
+    return (((x[0] + x[1]) + x[2]) + x[3]) / 4.0
+
+
+def _enclosing_planar(gx, gy, px, py, first, second) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`enclosing_extent` of planar pairs, given the lengths of the ground truth's edges
+    p1->p2 and p2->p3; returns the extent along and across."""
+    # The axis as _axes_planar picks it; its length is the hypot already taken of that edge.
+    fx, fy = gx[1] - gx[0], gy[1] - gy[0]
+    sx, sy = gx[2] - gx[1], gy[2] - gy[1]
+    longer = sx**2 + sy**2 > fx**2 + fy**2
+    length = np.where(longer, second, first)
+    flat = length == 0
+    length[flat] = 1.0
+    ux = np.where(flat, 1.0, np.where(longer, sx, fx)) / length
+    uy = np.where(flat, 0.0, np.where(longer, sy, fy)) / length
+    # Measured from the ground truth's first corner (which projects to 0), so 4K coordinates
+    # keep their precision; max and min are exact, so accumulating them point by point gives
+    # the extent of the full (8, n) reduction.
+    high_along = np.zeros_like(ux)
+    low_along = np.zeros_like(ux)
+    high_across = np.zeros_like(ux)
+    low_across = np.zeros_like(ux)
+    for xs, ys, first_row in ((gx, gy, 1), (px, py, 0)):
+        for row in range(first_row, 4):
+            dx, dy = xs[row] - gx[0], ys[row] - gy[0]
+            along = dx * ux + dy * uy
+            across = dx * -uy + dy * ux
+            np.maximum(high_along, along, out=high_along)
+            np.minimum(low_along, along, out=low_along)
+            np.maximum(high_across, across, out=high_across)
+            np.minimum(low_across, across, out=low_across)
+    return high_along - low_along, high_across - low_across
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
