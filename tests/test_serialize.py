@@ -1,4 +1,4 @@
-"""The metric dict as JSON: the fast writer prints exactly what json.dumps(indent=2) prints."""
+"""The metric dict as text: the fast writers print exactly what json.dumps(indent=2) and yaml.safe_dump print."""
 
 import json
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from hbb2obb.serialize import metrics_json, write_metrics
+from hbb2obb.serialize import metrics_json, metrics_yaml, write_metrics
 
 rng = np.random.default_rng(0)
 CASES = {
@@ -30,6 +30,16 @@ CASES = {
 @pytest.mark.parametrize("metrics", CASES.values(), ids=CASES.keys())
 def test_metrics_json_equals_json_dumps(metrics):
     assert metrics_json(metrics) == json.dumps(metrics, indent=2)
+
+
+YAML_CASES = {name: case for name, case in CASES.items() if name != "tuple"}  # safe_dump refuses tuples
+YAML_CASES["int-keys-and-lists-in-lists"] = {"class_stats": {0: {"ious": [0.5] * 70}, 2: {"v": [[0.25] * 70]}}}
+YAML_CASES["long-line-indent"] = {"a": {"b": {"c": {"d": rng.random(100).tolist(), "e": 1}}}, "f": [1.5] * 64}
+
+
+@pytest.mark.parametrize("metrics", YAML_CASES.values(), ids=YAML_CASES.keys())
+def test_metrics_yaml_equals_safe_dump(metrics):
+    assert metrics_yaml(metrics) == yaml.safe_dump(metrics, sort_keys=False)
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
