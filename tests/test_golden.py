@@ -4,6 +4,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -65,6 +66,32 @@ def test_stored_form_follows_the_golden_format():
                                               "flag": True}
 
 
+def test_stored_form_of_yaml_is_the_text_round_trip():
+    metrics = {"total_gt": 3, "avg_iou": 0.1, "tiny": 1e-17, "huge": 1e300, "none": None, "nan": float("nan"),
+               "iou_fractions": {"0.50": 1.0, 0.75: 0.5}, "class_stats": {0: {"ious": (0.25, 1 / 3), "names": ["car"]}},
+               "flags": (True, False, 1, 0.0, -0.0), "text": "yes", "empty": {}, "empty_list": ()}
+    import yaml
+
+    # repr compares types too (True == 1 == 1.0) and treats NaN as equal to NaN
+    assert repr(stored_form(metrics, "g.yml")) == repr(yaml.safe_load(yaml.safe_dump(metrics, sort_keys=False)))
+
+
+def test_stored_form_of_json_is_the_text_round_trip():
+    metrics = {"total_gt": 3, "avg_iou": 0.1, "tiny": 1e-17, "nan": float("nan"), "inf": -float("inf"),
+               "keys": {0: 1, 0.5: 2, True: 3, None: 4, "s": 5, 2**70: 6, 1e-05: 7},
+               "class_stats": {0: {"ious": (0.25, 1 / 3), "names": ["car"]}}, "flags": (True, 1, 0.0, -0.0),
+               "none": None, "empty": {}, "empty_list": ()}
+    assert repr(stored_form(metrics, "g.json")) == repr(json.loads(json.dumps(metrics)))
+
+
+@pytest.mark.parametrize("text", ['{"a": NaN, "b": [Infinity, -Infinity]}', '{"big": 1180591620717411303424}',
+                                  '{"a": [0.1, 1e-05, 5e-324], "b": {"c": null}}'])
+def test_json_golden_files_read_as_json_reads_them(tmp_path, text):
+    path = tmp_path / "g.json"
+    path.write_text(text)
+    assert repr(load_golden(path)) == repr(json.loads(text))
+
+
 # --- comparing values ------------------------------------------------------------------------------
 
 VALUE_CASES = [
@@ -111,6 +138,29 @@ def test_first_difference_locates_nested_values():
     assert first_difference(golden, run) == ("[0]['ious'][1]", 1.0, 0.99)
     assert first_difference({"a": 1}, {}) == ("['a']", 1, "(absent)")
     assert first_difference({}, {"b": 2}) == ("['b']", "(absent)", 2)
+
+
+INF, NAN = float("inf"), float("nan")
+LONG_LIST_EDITS = [  # (index, golden value, run value) placed into otherwise equal lists of 100 floats
+    (None, None, None),
+    (0, 0.5, 0.6), (57, 0.5, 0.5 + 1e-12), (99, 0.25, 0.75),
+    (10, NAN, NAN), (10, NAN, 0.5), (10, 0.5, NAN),
+    (20, INF, INF), (20, INF, -INF), (20, -0.0, 0.0), (20, 1e308, -1e308),
+]
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 1e-9, 0.3])
+@pytest.mark.parametrize("index, golden_value, run_value", LONG_LIST_EDITS)
+def test_long_float_lists_follow_the_item_rules(index, golden_value, run_value, tolerance):
+    values = np.random.default_rng(3).random(100).tolist()
+    golden, run = list(values), list(values)
+    if index is not None:
+        golden[index], run[index] = golden_value, run_value
+    # the item rules, one pair at a time, as for short lists
+    expected = next(((f"[{i}]", g, r) for i, (g, r) in enumerate(zip(golden, run))
+                     if first_difference(g, r, tolerance) is not None), None)
+    found = first_difference(golden, run, tolerance)
+    assert repr(found) == repr(expected)  # repr: NaN equals NaN
 
 
 # --- score and report ------------------------------------------------------------------------------
