@@ -24,7 +24,7 @@ from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_f
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.matching import match_pairs
-from hbb2obb.metrics import pair_statistics
+from hbb2obb.metrics import class_statistics, pair_statistics
 from hbb2obb.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
 CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
@@ -317,22 +317,7 @@ def summarize(result: EvaluationResult) -> dict:
     metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
     overlap = row_overlap(table, settings.spatial_threshold)
     metrics.update(overlap_statistics(overlap))
-    class_stats = {}
-    classes = np.union1d(table.gt.class_id, table.pred.class_id)
-    for class_id in classes.tolist():
-        rows = table.gt.class_id == class_id
-        hit = rows & matched
-        stats = {
-            "gt_total": int(rows.sum()),
-            "pred_total": int((table.pred.class_id == class_id).sum()),
-            "matches": int(hit.sum()),
-        }
-        stats.update(pair_statistics(table.iou[hit], table.angle_error[hit]))
-        stats.update(overlap_statistics(overlap, rows))
-        stats["ious"] = table.iou[hit].tolist()
-        stats["angle_errors"] = table.angle_error[hit].tolist()
-        class_stats[int(class_id)] = stats
-    metrics["class_stats"] = class_stats
+    metrics["class_stats"] = class_statistics(table, overlap)
     metrics.update(
         class_agnostic=bool(settings.class_agnostic),
         exclude_edge_cases=bool(settings.exclude_edge_cases),

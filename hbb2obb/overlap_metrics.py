@@ -120,13 +120,38 @@ def overlap_statistics(overlap: RowOverlap, mask=None) -> dict:
     n_rows = overlap.spatial_pass.shape[0]
     mask = np.ones(n_rows, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     paired = mask & ~np.isnan(overlap.giou)
-    stats = {}
-    for name, values in (("giou", overlap.giou), ("diou", overlap.diou), ("ciou", overlap.ciou)):
-        chosen = values[paired]
-        stats[f"avg_{name}"] = float(np.mean(chosen)) if chosen.size else 0.0
-        stats[f"median_{name}"] = float(np.median(chosen)) if chosen.size else 0.0
-    offsets = overlap.center_offset[paired]
-    stats["avg_center_offset"] = float(np.mean(offsets)) if offsets.size else 0.0
+    stats = paired_statistics(overlap.giou[paired], overlap.diou[paired], overlap.ciou[paired],
+                              overlap.center_offset[paired])
     in_group = int(mask.sum())
     stats["spatial_match"] = float(np.count_nonzero(overlap.spatial_pass & mask) / in_group) if in_group else 0.0
+    return stats
+
+
+def paired_statistics(giou, diou, ciou, center_offset) -> dict:
+    """Means and medians of the distance-aware terms of a set of matched pairs.
+
+    The part of :func:`overlap_statistics` that needs only the pairs: callers that already
+    hold a group's matched rows (per-class statistics) skip building a mask.
+
+    Parameters
+    ----------
+    giou, diou, ciou, center_offset : (k,) float64
+        The terms of the group's pairs, none NaN.
+
+    Returns
+    -------
+    dict
+        The keys of :data:`DISTANCE_KEYS`, in that order; 0 for an empty group.
+
+    Examples
+    --------
+    >>> stats = paired_statistics(*(np.array([0.2, 0.4, 0.9]),) * 4)
+    >>> round(stats["avg_giou"], 3), stats["median_ciou"], stats["avg_center_offset"] == stats["avg_giou"]
+    (0.5, 0.4, True)
+    """
+    stats = {}
+    for name, values in (("giou", giou), ("diou", diou), ("ciou", ciou)):
+        stats[f"avg_{name}"] = float(np.mean(values)) if values.size else 0.0
+        stats[f"median_{name}"] = float(np.median(values)) if values.size else 0.0
+    stats["avg_center_offset"] = float(np.mean(center_offset)) if center_offset.size else 0.0
     return stats
