@@ -508,16 +508,30 @@ def main(argv=None) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def compile_package() -> str:
+    """Compile the package's bytecode, as ``pip install`` does for an installed package.
+
+    An editable install leaves the sources uncompiled, and where PYTHONDONTWRITEBYTECODE is
+    set (it is on our build machines) every run would compile every module again: 50-90 ms
+    that a user of an installed package never pays. Both timed commands import from here.
+    """
+    import compileall
+
+    ok = compileall.compile_dir(str(ROOT / "hbb2obb"), quiet=1)
+    return "bytecode compiled" if ok else "bytecode NOT compiled (compileall failed)"
+
+
 def _run(args, scratch: Path) -> int:
     say = lambda text="": print(text, flush=True)  # noqa: E731
     started = time.perf_counter()
+    compiled = compile_package()
     songdo = generate(scratch, "songdo", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
                       layout="roads", seed=args.seed)
     dense = generate(scratch, "dense", frames=args.dense_frames, boxes=(args.dense_boxes, args.dense_boxes),
                      size=(8192, None), layout="parking", seed=args.seed + 1)
     dense_one = subset(dense, 1, scratch / "links")
     say(f"hbb2obb benchmark (issue 3), Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-        f"data generated in {time.perf_counter() - started:.1f} s (seed {args.seed})")
+        f"data generated in {time.perf_counter() - started:.1f} s (seed {args.seed}), {compiled}")
     say(f"Songdo-scale set: {_describe(songdo)}")
     say(f"dense set:        {_describe(dense)}")
     say()
