@@ -162,3 +162,34 @@ def test_orientation_error_single_pair():
     assert isinstance(orientation_error(landscape, landscape), float)
     with pytest.raises(ValueError):
         orientation_error([0, 0, 1, 1], landscape)
+
+
+def edge_reduction_orientation(corners: np.ndarray) -> np.ndarray:
+    """Orientation from (n, 2) edge vectors and np.mod: the straightforward numpy formula."""
+    first, second = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 1]
+    edge = np.where(((second**2).sum(axis=1) > (first**2).sum(axis=1))[:, None], second, first)
+    theta = np.mod(np.degrees(np.arctan2(edge[:, 1], edge[:, 0])), 180.0)
+    return np.where(theta >= 180.0, 0.0, theta)
+
+
+def awkward_boxes(seed: int, n: int) -> np.ndarray:
+    """Random quadrilaterals at several scales, with ties, axis-aligned edges, signed zeros and points."""
+    rng = np.random.default_rng(seed)
+    corners = rng.normal(0, 1, (n, 4, 2)) * rng.choice([1e-9, 1.0, 3e3], (n, 1, 1))
+    corners[::3] = np.round(corners[::3])  # integer corners: ties and edges along the axes
+    corners[::5, :, 1] = corners[::5, :1, 1]  # flat along x, edges pointing either way
+    corners[::7] = -0.0
+    corners[1::7, 1] = corners[1::7, 0]  # zero first edge
+    corners[2::11, :, 1] *= -0.0
+    return corners
+
+
+@pytest.mark.parametrize("seed, n", [(0, 0), (1, 1), (2, 5000)])
+def test_orientation_equals_the_edge_reduction_bit_for_bit(seed, n):
+    a, b = awkward_boxes(seed, n), awkward_boxes(seed + 100, n)
+    expected = edge_reduction_orientation(a)
+    got = orientation(a)
+    assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected))
+    assert np.array_equal(orientation_errors(a, b), angle_difference(expected, edge_reduction_orientation(b)))
+    if n > 100:
+        assert ((got >= 0) & (got < 180)).all() and (got == 0).any() and (got == 90).any()

@@ -40,12 +40,15 @@ def orientation(corners) -> np.ndarray:
     >>> orientation([[[0, 0], [0, 2], [4, 2], [4, 0]]]).tolist()
     [0.0]
     """
-    corners = as_corners(corners)
-    first = corners[:, 1] - corners[:, 0]
-    second = corners[:, 2] - corners[:, 1]
-    longer = (second**2).sum(axis=1) > (first**2).sum(axis=1)
-    edge = np.where(longer[:, None], second, first)
-    return _half_turn(np.degrees(np.arctan2(edge[:, 1], edge[:, 0])))
+    flat = as_corners(corners).reshape(-1, 8)  # whole columns: long inner loops, no (n, 2) reductions
+    first_x, first_y = flat[:, 2] - flat[:, 0], flat[:, 3] - flat[:, 1]
+    second_x, second_y = flat[:, 4] - flat[:, 2], flat[:, 5] - flat[:, 3]
+    longer = second_x * second_x + second_y * second_y > first_x * first_x + first_y * first_y
+    theta = np.degrees(np.arctan2(np.where(longer, second_y, first_y), np.where(longer, second_x, first_x)))
+    # atan2 is in [-180, 180], where "mod 180" is adding 180 to the angles <= 0: the values
+    # _half_turn gives (zero too comes out as +0.0), without np.mod's costly division.
+    theta = np.where(theta <= 0.0, theta + 180.0, theta)
+    return np.where(theta >= 180.0, 0.0, theta)
 
 
 def angle_difference(theta_a, theta_b) -> np.ndarray:
@@ -91,7 +94,11 @@ def orientation_errors(a, b) -> np.ndarray:
     a, b = as_corners(a), as_corners(b)
     if a.shape != b.shape:
         raise ValueError(f"aligned pairs need equal shapes, got {a.shape} and {b.shape}")
-    return angle_difference(orientation(a), orientation(b)) if len(a) else np.zeros(0)
+    if not len(a):
+        return np.zeros(0)
+    # Both orientations are in [0, 180), so |a - b| is too and angle_difference's mod is a no-op.
+    d = np.abs(orientation(a) - orientation(b))
+    return np.minimum(d, 180.0 - d)
 
 
 def off_axis_angle(theta) -> np.ndarray:
