@@ -78,29 +78,36 @@ def match_pairs(
     chosen_pred = np.zeros(n_gt, dtype=np.int64)
     best_iou = np.zeros(n_gt, dtype=np.float64)
     matched = np.zeros(n_gt, dtype=bool)
+    match_iou = np.full(n_gt, np.nan)
     if iou.size:
-        # Best pair per ground-truth box: sort by (gt, -iou, pred) and keep each gt's first row.
-        order = np.lexsort((pred_index, -iou, gt_index))
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = gt_index[order[1:]] != gt_index[order[:-1]]
-        best = order[first]
+        best = _best_pair_rows(gt_index, pred_index, iou, n_gt)
         best_iou[gt_index[best]] = iou[best]
         chosen_pred[gt_index[best]] = pred_index[best]
         if one_to_one:
-            matched, chosen_pred = _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold)
+            # The exclusive match may be a ground-truth box's second choice: it brings its own IoU.
+            matched, chosen_pred, match_iou = _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold)
         else:
             matched = best_iou > iou_threshold
+            match_iou[matched] = best_iou[matched]
     pred_matched = np.zeros(n_pred, dtype=bool)
     pred_matched[chosen_pred[matched]] = True
-    match_iou = np.full(n_gt, np.nan)
-    if one_to_one and iou.size:
-        # The exclusive match may be a ground-truth box's second choice: look its IoU up.
-        lookup = {(g, p): v for g, p, v in zip(gt_index.tolist(), pred_index.tolist(), iou.tolist())}
-        for g in np.flatnonzero(matched).tolist():
-            match_iou[g] = lookup[(g, int(chosen_pred[g]))]
-    else:
-        match_iou[matched] = best_iou[matched]
     return Matches(matched, chosen_pred, best_iou, match_iou, pred_matched)
+
+
+def _best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:
+    """The row of each ground-truth box's best pair: highest IoU, then lowest prediction index.
+
+    That is the first row per box after sorting by (gt, -iou, pred). Most boxes have a single
+    candidate, which is its own best; only boxes with several go through the sort.
+    """
+    several = np.bincount(gt_index, minlength=n_gt)[gt_index] > 1
+    if not several.any():
+        return np.arange(gt_index.size)
+    contested = np.flatnonzero(several)
+    order = contested[np.lexsort((pred_index[contested], -iou[contested], gt_index[contested]))]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = gt_index[order[1:]] != gt_index[order[:-1]]
+    return np.concatenate([np.flatnonzero(~several), order[first]])
 
 
 def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
@@ -109,12 +116,14 @@ def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
     order = np.lexsort((p, g, -v))
     matched = np.zeros(n_gt, dtype=bool)
     chosen = np.zeros(n_gt, dtype=np.int64)
+    chosen_iou = np.full(n_gt, np.nan)
     taken: set[int] = set()
     # Sequential by nature (each pick removes candidates); only pairs above the threshold get here.
-    for gi, pi in zip(g[order].tolist(), p[order].tolist()):
+    for gi, pi, vi in zip(g[order].tolist(), p[order].tolist(), v[order].tolist()):
         if matched[gi] or pi in taken:
             continue
         matched[gi] = True
         chosen[gi] = pi
+        chosen_iou[gi] = vi
         taken.add(pi)
-    return matched, chosen
+    return matched, chosen, chosen_iou
