@@ -217,11 +217,96 @@ def numeric_rows(blobs) -> NumericRows:
     """
     blobs = [None if b is None else (b[3:] if b.startswith(_BOM) else b) for b in blobs]
     clean = np.array([b is not None for b in blobs], dtype=bool)
+    plain = _plain_integer_pass(blobs, clean)
+    if plain is not None:
+        return plain
     while True:
         parsed = _numeric_pass(blobs, clean)
         if isinstance(parsed, NumericRows):
             return parsed
         clean &= ~parsed  # files that failed: leave them out and try the rest again
+
+
+def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
+    """The usual label text at a fraction of the general pass's cost, or ``None`` when it is not that.
+
+    Plain text is made of integers of up to 8 digits with an optional ``-``, spaces and ``\\n``:
+    pixel labels as most tools write them. It needs no byte table, no exponent or dot handling,
+    and every integer converts exactly (see :func:`_short_integers`).
+    """
+    kept = np.flatnonzero(clean)
+    parts = [blobs[i] for i in kept.tolist()]
+    if not parts:
+        return None
+    data = b"\n".join(parts) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    token = np.zeros(raw.size + 1, dtype=bool)
+    np.greater(raw, ord(" "), out=token[1:])  # in plain text, the bytes above the space are digits and '-'
+    line_end = raw == ord("\n")
+    minus_at = np.flatnonzero(raw == ord("-"))
+    n_digits = np.count_nonzero(np.less(raw - np.uint8(ord("0")), 10))  # wraps below '0'
+    if np.count_nonzero(line_end) + np.count_nonzero(raw == ord(" ")) + minus_at.size + n_digits != raw.size:
+        return None
+    edges = np.flatnonzero(token[1:] != token[:-1])  # alternately a start and an end
+    starts, ends = edges[0::2].copy(), edges[1::2].copy()
+    values = _short_integers(raw, starts, ends, minus_at)
+    if values is None:
+        return None
+    file_start = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum([len(p) + 1 for p in parts[:-1]], out=file_start[1:])  # each file ends with an added "\n"
+    row_start, row_fields, row_file, row_line = _row_layout(starts, np.flatnonzero(line_end), file_start)
+    return NumericRows(values, row_start, row_fields, kept[row_file], row_line, np.ones(row_start.size, dtype=bool),
+                       clean.copy())
+
+
+# Multiply-shift steps that combine the digit bytes of a word: pairs, then fours (then eights).
+_SWAR_STEPS = {
+    4: (np.uint32(0x0F0F0F0F), ((10 << 8 | 1, 8, 0x00FF00FF), (100 << 16 | 1, 16, None))),
+    8: (np.uint64(0x0F0F0F0F0F0F0F0F), ((10 << 8 | 1, 8, 0x00FF00FF00FF00FF), (100 << 16 | 1, 16, 0x0000FFFF0000FFFF),
+                                        (10000 << 32 | 1, 32, None))),
+}
+
+
+def _short_integers(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, minus_at: np.ndarray) -> Optional[np.ndarray]:
+    """Tokens of the form ``[-] digits`` with 1 to 8 digits as floats, or ``None`` if any is not.
+
+    Each token's bytes are read as one little-endian word (4 bytes when no token has more than
+    4 digits, else 8) and its digits combined in a few multiply-shift steps (SWAR), all tokens at
+    once. Such integers are exact in a float64, so the values are those ``float()`` gives.
+    """
+    begin = starts
+    if minus_at.size:  # few: where they are is cheaper than a test of every token
+        signed = np.searchsorted(starts, minus_at)
+        if (starts[np.minimum(signed, starts.size - 1)] != minus_at).any():
+            return None  # a '-' inside a token
+        begin = starts.copy()
+        begin[signed] += 1
+    shift = begin - ends  # minus the digit count
+    if shift.size == 0:
+        return np.zeros(0)
+    longest, shortest = -int(shift.min()), -int(shift.max())
+    if shortest < 1 or longest > 8:
+        return None
+    width = 4 if longest <= 4 else 8
+    word = np.dtype(f"<u{width}")
+    padded = np.zeros(raw.size + 8, dtype=np.uint8)
+    padded[: raw.size] = raw
+    # the word at every offset, copied once into an aligned array: gathering from it is fast
+    words = np.ndarray((raw.size,), dtype=word, buffer=padded, strides=(1,)).copy()[begin]
+    shift += width
+    shift <<= 3
+    words <<= shift.astype(word)  # the token's digits to the top, zero bytes below, the rest out
+    digit_bits, steps = _SWAR_STEPS[width]
+    words &= digit_bits
+    for multiplier, bits, mask in steps:
+        words *= word.type(multiplier)  # wraps: only the bits kept by the next mask matter
+        words >>= word.type(bits)
+        if mask is not None:
+            words &= word.type(mask)
+    values = words.astype(np.float64)
+    if minus_at.size:
+        values[signed] = -values[signed]  # after the conversion, so "-0" gives -0.0 as float() does
+    return values
 
 
 def _numeric_pass(blobs, clean: np.ndarray):
@@ -255,15 +340,7 @@ def _numeric_pass(blobs, clean: np.ndarray):
         breaks = np.flatnonzero((kind == _LF) | ((kind == _CR) & (following != ord("\n"))))
     else:
         breaks = np.flatnonzero(kind == _LF)
-    first_after = np.searchsorted(starts, breaks)  # the first token after each line break
-    new_row = np.zeros(starts.size + 1, dtype=bool)
-    new_row[first_after] = True
-    new_row[0] = True
-    row_start = np.flatnonzero(new_row[:-1])
-    row_fields = np.diff(np.append(row_start, starts.size))
-    row_file = np.searchsorted(file_start, starts[row_start], side="right") - 1
-    lines_before = np.searchsorted(first_after, row_start, side="right")  # breaks before each row
-    row_line = lines_before - np.searchsorted(breaks, file_start)[row_file] + 1
+    row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start)
     first_is_integer = np.ones(row_start.size, dtype=bool)
     if present[_DOT] or present[_EXPONENT]:  # tokens holding a '.', 'e' or 'E' are not integers
         marks = np.flatnonzero((kind == _DOT) | (kind == _EXPONENT))
@@ -272,6 +349,20 @@ def _numeric_pass(blobs, clean: np.ndarray):
         rows = row_of_first[np.searchsorted(starts, marks, side="right") - 1]
         first_is_integer[rows[rows >= 0]] = False
     return NumericRows(values, row_start, row_fields, kept[row_file], row_line, first_is_integer, clean.copy())
+
+
+def _row_layout(starts: np.ndarray, breaks: np.ndarray, file_start: np.ndarray) -> tuple:
+    """Where the non-blank lines are: first token, token count, file and 1-based line number of each.
+
+    ``breaks`` are the offsets of the line ends; every file's text, ``file_start`` on, ends with one.
+    """
+    tokens_before = np.searchsorted(starts, breaks)  # tokens before each line end
+    line_fields = np.diff(tokens_before, prepend=0)
+    rows = np.flatnonzero(line_fields)  # the lines that hold tokens
+    row_fields = line_fields[rows]
+    file_first_line = np.searchsorted(breaks, file_start)
+    row_file = np.searchsorted(file_first_line, rows, side="right") - 1
+    return tokens_before[rows] - row_fields, row_fields, row_file, rows - file_first_line[row_file] + 1
 
 
 def _token_bounds(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

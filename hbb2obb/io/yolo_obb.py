@@ -180,22 +180,26 @@ class _FastRows:
     def _parse_group(cls, blobs, first_file: int) -> "_FastRows":
         rows = numeric_rows(blobs)
         n_files, fields = rows.clean.size, rows.row_fields
-        if rows.values.size:
-            values = rows.values[np.minimum(rows.row_start[:, None] + np.arange(10), rows.values.size - 1)]
+        # Usually every row has the same field count: the values are then the table itself.
+        width = int(fields[0]) if fields.size and fields.min() == fields.max() and fields[0] in OBB_FIELDS else 0
+        if width:
+            values = rows.values.reshape(-1, width)
+            finite = np.isfinite(values)
+            finite = np.ones(len(values), dtype=bool) if finite.all() else finite.all(axis=1)  # all(): quicker
         else:
-            values = np.zeros((0, 10))
+            last = max(rows.values.size - 1, 0)
+            values = np.append(rows.values, 0.0)[np.minimum(rows.row_start[:, None] + np.arange(10), last)]
+            finite = np.isfinite(values[:, :9]).all(axis=1) & ((fields != 10) | np.isfinite(values[:, 9]))
         with_confidence = fields == 10
-        good = (
-            ((fields == 9) | with_confidence)
-            & rows.first_is_integer
-            & np.isfinite(values[:, :9]).all(axis=1)
-            & (~with_confidence | np.isfinite(values[:, 9]))
-            & (np.abs(values[:, 0]) < _EXACT_INTEGER)
-        )
+        good = ((fields == 9) | with_confidence) & rows.first_is_integer & finite & (np.abs(values[:, 0]) < _EXACT_INTEGER)
         clean = rows.clean.copy()
-        clean[rows.row_file[~good]] = False
-        keep = clean[rows.row_file]
-        values, file, with_confidence = values[keep], rows.row_file[keep], with_confidence[keep]
+        if not good.all():
+            clean[rows.row_file[~good]] = False
+            keep = clean[rows.row_file]
+            values, with_confidence = values[keep], with_confidence[keep]
+            file, line = rows.row_file[keep], rows.row_line[keep]
+        else:
+            file, line = rows.row_file, rows.row_line
         corners = np.ascontiguousarray(values[:, 1:9])
         normalized = np.full(n_files, -1, dtype=np.int8)
         has_score = np.zeros(n_files, dtype=bool)
@@ -205,11 +209,15 @@ class _FastRows:
             inside = (np.minimum.reduceat(flat, 8 * first) >= 0.0) & (np.maximum.reduceat(flat, 8 * first) <= 1.0)
             normalized[file[first]] = inside
             has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
+        if width == 9:
+            score = np.full(len(file), np.nan)
+        else:
+            score = np.where(with_confidence, values[:, 9], np.nan) if len(file) else np.zeros(0)
         return cls(
             corners=corners.reshape(-1, 4, 2),
             class_id=values[:, 0].astype(np.int64),
-            score=np.where(with_confidence, values[:, 9], np.nan),
-            line=rows.row_line[keep],
+            score=score,
+            line=line,
             file=file + first_file,
             clean=clean,
             normalized=normalized,
