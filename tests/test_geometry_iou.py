@@ -447,8 +447,9 @@ def clip_once(polygon, direction):
     polygon = np.asarray(polygon, float)
     wrapped = np.concatenate([polygon[-1:], polygon, polygon[:1]])
     ex, ey = np.array([direction[0]], float), np.array([direction[1]], float)
+    x, y = np.empty((len(polygon) + 3, 1)), np.empty((len(polygon) + 3, 1))
     with np.errstate(all="ignore"):
-        x, y = iou_module._clip(wrapped[:, :1], wrapped[:, 1:], ex, ey)
+        iou_module._clip(wrapped[:, :1], wrapped[:, 1:], ex, ey, x, y, iou_module._Scratch(1))
     return np.stack([x[1:-1, 0] + ex[0], y[1:-1, 0] + ey[0]], axis=1)
 
 

@@ -16,6 +16,7 @@ pixel coordinates keep full precision.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -27,51 +28,101 @@ _EXPAND_BUDGET = 1 << 22  # index entries expanded at once by candidate_pairs
 _ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
 
 
-def _clip(X, Y, ex, ey):
+_ROWS = 10  # rows of the largest vertex buffer: 8 slots (the most an overlap of two quadrilaterals has) + 2 wrap rows
+
+
+class _Scratch:
+    """Work arrays shared by every clip step of every chunk of one call, handed out as views.
+
+    A fresh numpy temporary of a few hundred kB is mapped from the operating system and faulted
+    in page by page (glibc hands large freed blocks back), which costs more than the arithmetic
+    on it; so the steps write into these buffers with ``out=`` instead.
+    """
+
+    def __init__(self, capacity: int, columns: int | None = None, buffers: dict | None = None):
+        self.capacity = capacity
+        self.columns = capacity if columns is None else columns
+        self._buffers = {} if buffers is None else buffers
+
+    def narrowed(self, columns: int) -> "_Scratch":
+        """The same buffers, handed out ``columns`` wide (at most ``capacity``)."""
+        return _Scratch(self.capacity, columns, self._buffers)
+
+    def get(self, name: str, rows: int, dtype=np.float64) -> np.ndarray:
+        """A contiguous ``(rows, columns)`` view of the buffer ``name`` (contents undefined)."""
+        size = rows * self.columns
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.size < size:  # longer polygons than boxes give: grow
+            buffer = self._buffers[name] = np.empty(max(_ROWS * self.capacity, size), dtype=dtype)
+        return buffer[:size].reshape(rows, self.columns)
+
+
+_kept = threading.local()  # one full-size _Scratch per thread, reused by every call
+
+
+def _scratch_for(count: int) -> _Scratch:
+    """Work arrays for clipping ``count`` pairs in chunks: the kept full-size set for large calls."""
+    if count < _CHUNK // 4:
+        return _Scratch(max(count, 1))
+    kept = getattr(_kept, "scratch", None)
+    if kept is None or kept.capacity != _CHUNK:
+        kept = _kept.scratch = _Scratch(_CHUNK)
+    return kept
+
+
+def _clip(X, Y, ex, ey, new_x, new_y, scratch):
     """One Sutherland-Hodgman step on planar, wrapped vertex buffers.
 
     ``X`` and ``Y`` have shape ``(m + 2, k)``: row ``r`` holds vertex ``r - 1`` of each of the
     ``k`` convex polygons, cyclically (row 0 repeats the last vertex, row ``m + 1`` the first),
     in coordinates relative to the start of the clip edge. Each polygon is cut by the line
     through the origin with direction ``(ex, ey)``, keeping the side where ``cross(e, p) >= 0``.
-    Returns buffers of shape ``(m + 3, k)`` relative to the end of the clip edge (the start of
-    the next one), holding the convex clipped polygons, padded with repeated vertices.
+    Writes into ``new_x`` and ``new_y``, of shape ``(m + 3, k)``, the convex clipped polygons
+    relative to the end of the clip edge (the start of the next one), padded with repeated
+    vertices. ``scratch`` (a :class:`_Scratch` of ``k`` columns) holds the work arrays.
 
     Selections are sums of 0/1 masks times values rather than ``np.where``: several times
     faster here, and exact, as every term but one is zero.
     """
     m = X.shape[0] - 2
-    d = ex * Y - ey * X
-    keep_bool = d >= 0
-    keep = keep_bool.astype(np.float64)
+    get = scratch.get
+    d, tmp = get("d", m + 2), get("tmp", m + 2)
+    np.subtract(np.multiply(ex, Y, out=d), np.multiply(ey, X, out=tmp), out=d)
+    keep_bool = np.greater_equal(d, 0, out=get("keep", m + 2, bool))
 
     # Where the edge from row j to row j + 1 crosses the line (t in [0, 1] on crossing edges,
     # finite elsewhere: an exactly level edge divides by 1 instead of 0).
-    step = d[:-1] - d[1:]
-    step += step == 0
-    t = d[:-1] / step
-    hit_x = X[:-1] + t * (X[1:] - X[:-1])
-    hit_y = Y[:-1] + t * (Y[1:] - Y[:-1])
+    t = np.subtract(d[:-1], d[1:], out=get("t", m + 1))
+    np.add(t, np.equal(t, 0, out=get("level", m + 1, bool)), out=t)
+    np.divide(d[:-1], t, out=t)
+    hit_x, hit_y = get("hit_x", m + 1), get("hit_y", m + 1)
+    for hit, coord in ((hit_x, X), (hit_y, Y)):
+        np.add(coord[:-1], np.multiply(t, np.subtract(coord[1:], coord[:-1], out=hit), out=hit), out=hit)
 
     # Inside vertices stay. The outside vertices form one run: its last vertex becomes the
     # entry point, every other one the exit point (collinear repeats add no area and keep the
     # polygon convex). A run of one vertex ("lone") needs both points: the entry is inserted.
-    inside = keep[1:-1]
-    out_bool = ~keep_bool[1:-1]
-    exit_bool = keep_bool[:-2] & out_bool
-    enter_bool = keep_bool[2:] & out_bool & ~keep_bool[:-2]
-    exits = exit_bool.astype(np.float64)
-    enters = enter_bool.astype(np.float64)
-    rest = (out_bool & ~enter_bool).astype(np.float64)
-    exit_x = np.einsum("ij,ij->j", exits, hit_x[:-1])
-    exit_y = np.einsum("ij,ij->j", exits, hit_y[:-1])
-    new_x = np.empty((m + 3, X.shape[1]))
-    new_y = np.empty_like(new_x)
-    np.subtract(inside * X[1:-1] + enters * hit_x[1:] + rest * exit_x, ex, out=new_x[1 : m + 1])
-    np.subtract(inside * Y[1:-1] + enters * hit_y[1:] + rest * exit_y, ey, out=new_y[1 : m + 1])
-    new_x[m + 1], new_y[m + 1] = new_x[m], new_y[m]
+    out_bool = np.logical_not(keep_bool[1:-1], out=get("out", m, bool))
+    exit_bool = np.logical_and(keep_bool[:-2], out_bool, out=get("exit", m, bool))
+    enter_bool = np.logical_and(keep_bool[2:], out_bool, out=get("enter", m, bool))
+    np.logical_and(enter_bool, np.logical_not(keep_bool[:-2], out=get("spare", m, bool)), out=enter_bool)
+    rest_bool = np.logical_not(enter_bool, out=get("rest", m, bool))
+    np.logical_and(out_bool, rest_bool, out=rest_bool)
+    inside, exits, enters, rest = (
+        _as_float(mask, get(name, m)) for mask, name in
+        ((keep_bool[1:-1], "inside_f"), (exit_bool, "exit_f"), (enter_bool, "enter_f"), (rest_bool, "rest_f"))
+    )
+    part = get("tmp", m)
+    for buffer, coord, hit, shift in ((new_x, X, hit_x, ex), (new_y, Y, hit_y, ey)):
+        exit_point = np.einsum("ij,ij->j", exits, hit[:-1])
+        body = buffer[1 : m + 1]
+        np.multiply(inside, coord[1:-1], out=body)
+        np.add(body, np.multiply(enters, hit[1:], out=part), out=body)
+        np.add(body, np.multiply(rest, exit_point, out=part), out=body)
+        np.subtract(body, shift, out=body)
+        buffer[m + 1] = buffer[m]
 
-    lone_bool = exit_bool & keep_bool[2:]
+    lone_bool = np.logical_and(exit_bool, keep_bool[2:], out=get("lone", m, bool))
     if np.count_nonzero(exit_bool) > np.count_nonzero(exit_bool.any(axis=0)):
         lone_bool = _several_runs(new_x, new_y, X, Y, d, keep_bool, hit_x, hit_y, ex, ey, lone_bool)
     cols = np.flatnonzero(lone_bool.any(axis=0))
@@ -79,7 +130,12 @@ def _clip(X, Y, ex, ey):
         _insert_entry(new_x, new_y, lone_bool, cols, hit_x, hit_y, ex, ey)
     new_x[0], new_y[0] = new_x[m + 1], new_y[m + 1]
     new_x[m + 2], new_y[m + 2] = new_x[1], new_y[1]
-    return new_x, new_y
+
+
+def _as_float(mask, out):
+    """A boolean mask as 0.0 / 1.0 in ``out``."""
+    np.copyto(out, mask)
+    return out
 
 
 def _insert_entry(new_x, new_y, lone, cols, hit_x, hit_y, ex, ey):
@@ -137,19 +193,33 @@ def _several_runs(new_x, new_y, X, Y, d, keep, hit_x, hit_y, ex, ey, lone):
     return lone
 
 
-def _iou_planar(ax, ay, a_bad, bx, by, b_bad):
-    """IoU of aligned, positively wound convex boxes in planar ``(4, k)`` layout (one chunk)."""
+def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
+    """IoU of aligned, positively wound convex boxes in planar ``(4, k)`` layout (one chunk).
+
+    ``scratch`` is a :class:`_Scratch` of at least ``k`` columns.
+    """
     ox, oy = bx[0], by[0]  # local origin per pair: keeps full precision at 4K coordinates
     ax, ay, bx, by = ax - ox, ay - oy, bx - ox, by - oy
     area_a = shoelace(ax, ay)
     area_b = shoelace(bx, by)
-    x = np.concatenate([ax[3:], ax, ax[:1]])
-    y = np.concatenate([ay[3:], ay, ay[:1]])
+    k = ax.shape[1]
+    if scratch.columns != k:
+        scratch = scratch.narrowed(k)
+    buffers = [(scratch.get("x0", _ROWS), scratch.get("y0", _ROWS)), (scratch.get("x1", _ROWS), scratch.get("y1", _ROWS))]
+    x, y = (buffer[:6] for buffer in buffers[0])
+    for wrapped, corners in ((x, ax), (y, ay)):
+        wrapped[0], wrapped[1:5], wrapped[5] = corners[3], corners, corners[0]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for j in range(4):
             nxt = (j + 1) % 4
-            x, y = _clip(x, y, bx[nxt] - bx[j], by[nxt] - by[j])
-    inter = 0.5 * (x[1:-1] * y[2:] - x[2:] * y[1:-1]).sum(axis=0)
+            rows = x.shape[0] + 1
+            new_x, new_y = (buffer[:rows] for buffer in buffers[(j + 1) % 2])
+            _clip(x, y, bx[nxt] - bx[j], by[nxt] - by[j], new_x, new_y, scratch)
+            x, y = new_x, new_y
+    m = x.shape[0] - 2
+    cross, part = scratch.get("d", m), scratch.get("tmp", m)
+    np.subtract(np.multiply(x[1:-1], y[2:], out=cross), np.multiply(x[2:], y[1:-1], out=part), out=cross)
+    inter = 0.5 * cross.sum(axis=0)
     inter = np.clip(inter, 0.0, np.minimum(area_a, area_b))
     union = area_a + area_b - inter
     good = ~(a_bad | b_bad) & (union > 0)
@@ -160,9 +230,10 @@ def _iou_prepared(ax, ay, a_bad, bx, by, b_bad) -> np.ndarray:
     """IoU of aligned planar boxes already passed through ``convex_positive``, in chunks."""
     count = ax.shape[1]
     out = np.empty(count)
+    scratch = _scratch_for(count)
     for start in range(0, count, _CHUNK):
         part = slice(start, start + _CHUNK)
-        out[part] = _iou_planar(ax[:, part], ay[:, part], a_bad[part], bx[:, part], by[:, part], b_bad[part])
+        out[part] = _iou_planar(ax[:, part], ay[:, part], a_bad[part], bx[:, part], by[:, part], b_bad[part], scratch)
     return out
 
 
@@ -200,11 +271,12 @@ def iou_pairs(a, b) -> np.ndarray:
     """
     a, b = _aligned(a, b)
     out = np.empty(a.shape[0])
+    scratch = _scratch_for(a.shape[0])
     for start in range(0, a.shape[0], _CHUNK):
         part = slice(start, start + _CHUNK)
         prep_a = convex_positive(*planar(a[part]))
         prep_b = convex_positive(*planar(b[part]))
-        out[part] = _iou_planar(*prep_a, *prep_b)
+        out[part] = _iou_planar(*prep_a, *prep_b, scratch)
     return out
 
 
