@@ -380,3 +380,14 @@ def test_batch_of_plain_files_reads_each_file_as_alone(tmp_path, declined):
         assert (boxes.score is None) == (alone.boxes.score is None)
         assert [str(p) for p in batch.problems[index]] == [str(p) for p in alone.problems]
         assert batch.normalized[index] == alone.normalized
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 3 << 16])
+def test_read_blobs_reads_whole_files_and_none_for_unreadable(tmp_path, size):
+    from hbb2obb.io.text import read_blobs
+
+    content = bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8))
+    (tmp_path / "f.txt").write_bytes(content)
+    blobs = read_blobs([tmp_path / "f.txt", str(tmp_path / "missing.txt"), tmp_path, tmp_path / "f.txt"])
+    assert blobs[0] == content and blobs[3] == content
+    assert blobs[1] is None and blobs[2] is None  # no file; a folder cannot be read
