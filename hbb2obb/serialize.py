@@ -1,4 +1,4 @@
-"""Writing the metric dict as JSON or YAML text: what json and PyYAML write, made fast for long lists."""
+"""The metric dict as JSON or YAML text and back: what json and PyYAML do, made fast for long lists."""
 
 from __future__ import annotations
 
@@ -173,6 +173,72 @@ def _plain_numbers(values) -> tuple[bool, np.ndarray | None]:
     except OverflowError:
         return False, None
     return bool(np.isfinite(floats).all()), floats
+
+
+# A mapping key whose value is a block sequence of at least _LONG_LIST numbers, each on its own
+# line at the key's indent, as metrics_yaml (and PyYAML) writes the per-pair lists.
+_YAML_NUMBER_BLOCK = re.compile(
+    r"^(?P<indent> *)(?P<key>[^\n]*):\n(?P<items>(?:(?P=indent)- [-+.0-9e]+\n){%d,})(?!(?P=indent)- )"
+    % _LONG_LIST, re.MULTILINE)
+# Item lines PyYAML reads as an int (no leading zeros: YAML 1.1 reads 017 as octal) or a float
+# (a dot is needed: it reads 1e-05 as a string).
+_NOT_A_PLAIN_NUMBER = re.compile(r"^ *- (?!-?(?:0|[1-9][0-9]*)$|-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?$)", re.MULTILINE)
+
+
+def read_metrics_yaml(text: str):
+    """``yaml.safe_load(text)``, made fast for the long number lists :func:`metrics_yaml` writes.
+
+    Every block sequence of plain ints and floats held by a mapping key is read with
+    ``int``/``float`` (what PyYAML's constructors do for those spellings) and the rest by
+    PyYAML, with libyaml when it is there. Text with block scalars (``|``, ``>``), where a
+    line could look like such a list without being one, is read by PyYAML alone.
+
+    Examples
+    --------
+    >>> text = "avg_iou: 0.5\\nious:\\n" + "- 0.25\\n- 1\\n" * 40
+    >>> read_metrics_yaml(text)["ious"][:3]
+    [0.25, 1, 0.25]
+    """
+    import yaml  # only here: the import costs every command's start-up
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if "|" in text or ">" in text:
+        return yaml.load(text, Loader=loader)
+    lists: list = []
+
+    def set_aside(match: re.Match) -> str:
+        items = match.group("items")
+        if _NOT_A_PLAIN_NUMBER.search(items):
+            return match.group(0)
+        numbers = items.split()[1::2]  # "-", number, "-", number, ...
+        if items.count(".") == len(numbers):  # a dot on every line: all floats
+            lists.append(list(map(float, numbers)))
+        else:
+            lists.append([float(n) if "." in n else int(n) for n in numbers])
+        return f'{match.group("indent")}{match.group("key")}: "\\0list {len(lists) - 1}\\0"\n'
+
+    data = yaml.load(_YAML_NUMBER_BLOCK.sub(set_aside, text), Loader=loader)
+    if not lists:
+        return data
+    placed = [0]
+
+    def put_back(value):
+        if isinstance(value, dict):
+            return {key: put_back(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [put_back(item) for item in value]
+        if isinstance(value, str) and value.startswith("\x00list ") and value.endswith("\x00"):
+            placed[0] += 1
+            return lists[int(value[6:-1])]
+        return value
+
+    try:
+        restored = put_back(data)
+    except (ValueError, IndexError):  # the file held a string like a placeholder
+        restored = None
+    if restored is None or placed[0] != len(lists):  # a list did not land where it was taken from
+        return yaml.load(text, Loader=loader)
+    return restored
 
 
 def write_metrics(metrics: dict, path: str | Path) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from hbb2obb.serialize import metrics_json, metrics_yaml, write_metrics
+from hbb2obb.serialize import metrics_json, metrics_yaml, read_metrics_yaml, write_metrics
 
 rng = np.random.default_rng(0)
 CASES = {
@@ -40,6 +40,42 @@ YAML_CASES["long-line-indent"] = {"a": {"b": {"c": {"d": rng.random(100).tolist(
 @pytest.mark.parametrize("metrics", YAML_CASES.values(), ids=YAML_CASES.keys())
 def test_metrics_yaml_equals_safe_dump(metrics):
     assert metrics_yaml(metrics) == yaml.safe_dump(metrics, sort_keys=False)
+
+
+@pytest.mark.parametrize("metrics", YAML_CASES.values(), ids=YAML_CASES.keys())
+def test_read_metrics_yaml_reads_what_metrics_yaml_writes(metrics):
+    text = metrics_yaml(metrics)
+    assert repr(read_metrics_yaml(text)) == repr(yaml.safe_load(text))  # repr: types too, NaN equal
+
+
+def _items(values, indent=""):
+    return "".join(f"{indent}- {v}\n" for v in values)
+
+
+FLOATS = [f"{v!r}" for v in np.random.default_rng(5).random(70)]
+YAML_TEXTS = {  # hand-written or edited golden files: each must read exactly as PyYAML reads it
+    "floats-and-ints": "a:\n" + _items(FLOATS + ["3", "-0", "0"]),
+    "yaml-1.1-strings-and-octal": "a:\n" + _items(FLOATS + ["1e-05", "017", "-.5", ".5", "1.5e5"]),
+    "special-floats": "a:\n" + _items(FLOATS + [".nan", ".inf", "-.inf"]),
+    "plus-sign": "a:\n" + _items(FLOATS + ["+1.5", "+3"]),
+    "list-goes-on-with-text": "a:\n" + _items(FLOATS + ["car"] + FLOATS),
+    "comment-inside": "a:\n" + _items(FLOATS) + "# note\n" + _items(FLOATS),
+    "indented-sequence": "a:\n" + _items(FLOATS, "  ") + "b: 1\n",
+    "in-a-sequence-item": "- ious:\n" + _items(FLOATS, "  ") + "  n: 2\n",
+    "quoted-key-with-colon": "'a: b':\n" + _items(FLOATS) + "c:\n  d:\n" + _items(FLOATS, "  "),
+    "block-scalar-look-alike": "note: |\n  x:\n" + _items(FLOATS, "  ") + "a:\n" + _items(FLOATS),
+    "short-list": "a:\n" + _items(FLOATS[:10]),
+    "top-level-sequence": _items(FLOATS),
+    "placeholder-look-alike": "s: \"\\0list 0\\0\"\na:\n" + _items(FLOATS),
+    "placeholder-beyond-the-lists": "s: \"\\0list 7\\0\"\na:\n" + _items(FLOATS),
+    "placeholder-not-a-number": "s: \"\\0list x\\0\"\na:\n" + _items(FLOATS),
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("text", YAML_TEXTS.values(), ids=YAML_TEXTS.keys())
+def test_read_metrics_yaml_equals_safe_load(text):
+    assert repr(read_metrics_yaml(text)) == repr(yaml.safe_load(text))
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
