@@ -371,6 +371,47 @@ def test_candidate_pairs_by_width_class_equal_brute_force(a, b, grouped):
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
 
+@settings(max_examples=50, deadline=None)
+@given(box_sets, box_sets, st.sampled_from([2**51 - 3, -(2**51), 2**52, 2**62]), st.integers(0, 2**32 - 1))
+def test_candidate_pairs_with_huge_group_labels(a, b, offset, seed):
+    # Labels near 2**51 make the search keys of neighbouring groups round into each other
+    # (checked exactly afterwards); from 2**52 on they are renumbered first.
+    rng = np.random.default_rng(seed)
+    a_group = offset + rng.integers(0, 3, len(a))
+    b_group = offset + rng.integers(0, 3, len(b))
+    ia, ib = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = brute_force_pairs(a, b)
+    same = a_group[ra] == b_group[rb]
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
+@pytest.mark.parametrize("label", [0, 2**40, 2**51 - 1])
+def test_candidate_pairs_one_ulp_apart(label):
+    # Bounds one ulp from touching: keys of large groups round them together; still exact.
+    below, above = np.nextafter(1000.0, 0), np.nextafter(1000.0, 2000)
+    a = [box(0, 0, 1000, 10), box(1000, 0, 1010, 10)]
+    b = [box(below, 0, 1500, 10), box(1000, 0, 1500, 10), box(-500, 0, above, 10), box(-500, 0, 1000, 10)]
+    ia, ib = candidate_pairs(a, b, a_group=[label] * 2, b_group=[label] * 4)
+    assert list(zip(ia.tolist(), ib.tolist())) == [(0, 0), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2)]
+
+
+def test_candidate_pairs_group_labels_of_any_kind():
+    a = [SQUARE, SQUARE, box(1, 1, 3, 3)]
+    b = [box(1, 0, 3, 2), SQUARE]
+    for a_group, b_group in ((["x", "y", "x"], ["x", "z"]), ([2.5, 7.0, 2.5], [2.5, 1e300])):
+        ia, ib = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+        assert list(zip(ia.tolist(), ib.tolist())) == [(0, 0), (2, 0)]
+
+
+def test_candidate_pairs_skip_non_finite_boxes():
+    a = [SQUARE, box(0, 0, np.inf, 2), box(np.nan, 0, 2, 2), box(1, 1, 3, 3)]
+    b = [box(1, 0, 3, 2), box(-np.inf, 0, 1, 1), SQUARE]
+    ia, ib = candidate_pairs(a, b)
+    assert list(zip(ia.tolist(), ib.tolist())) == [(0, 0), (0, 2), (3, 0), (3, 2)]
+    ia, ib = candidate_pairs(a[1:3], b[1:2])
+    assert ia.size == ib.size == 0
+
+
 def test_candidate_pairs_groups_go_together():
     with pytest.raises(ValueError, match="together"):
         candidate_pairs([SQUARE], [SQUARE], a_group=[0])

@@ -24,7 +24,7 @@ from hbb2obb.geometry._arrays import as_corners, as_single
 from hbb2obb.geometry.polygon import bounds, convex_positive, planar, shoelace
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
-_EXPAND_BUDGET = 1 << 22  # index entries expanded at once by candidate_pairs
+_EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
 _ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
 
 
@@ -139,19 +139,23 @@ def _as_float(mask, out):
 
 
 def _insert_entry(new_x, new_y, lone, cols, hit_x, hit_y, ex, ey):
-    """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift)."""
-    m = lone.shape[0]
-    k = new_x.shape[1]
-    slot = lone[:, cols].argmax(axis=0)
-    row = np.arange(1, m + 2)[:, None]
-    source = (row - (row > slot + 1)) * k + cols  # flat index of the value landing in each row
-    target = row * k + cols
-    entry = (slot + 1) * k + cols  # hit row s + 1: where the edge leaving slot s crosses
+    """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift).
+
+    Those columns are taken out as one block and put back (a fraction of all); within it the
+    rows are chosen with 0/1 masks, exact as every term but one is zero.
+    """
+    m, k = lone.shape[0], new_x.shape[1]
+    slot = np.arange(m) @ lone[:, cols]  # body row of the lone vertex (one per column)
+    row = np.arange(m + 1)[:, None]
+    stays, shifts = (row <= slot).astype(np.float64), (row > slot + 1).astype(np.float64)
+    at_entry = (row == slot + 1).astype(np.float64)
+    entry = (slot + 1) * k + cols  # hit row s + 1: where the edge leaving body row s crosses
     for buffer, hit, shift in ((new_x, hit_x, ex), (new_y, hit_y, ey)):
-        flat = buffer.reshape(-1)
-        moved = flat[source]
-        moved[slot + 1, np.arange(cols.size)] = hit.reshape(-1)[entry] - shift[cols]
-        flat[target] = moved
+        block = np.take(buffer[1 : m + 2], cols, axis=1)
+        moved = stays * block
+        moved[1:] += shifts[1:] * block[:-1]
+        moved += at_entry * (hit.reshape(-1)[entry] - shift[cols])
+        buffer[1 : m + 2, cols] = moved
 
 
 def _several_runs(new_x, new_y, X, Y, d, keep, hit_x, hit_y, ex, ey, lone):
@@ -284,10 +288,12 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     """Pairs of boxes whose axis-aligned bounds overlap with positive area.
 
     Only these pairs can have a positive IoU (bounds that merely touch give IoU 0 and are
-    left out). No ``n x m`` matrix is built: the boxes of ``b`` are grouped by width (powers
-    of two) and sorted by ``xmin``, each box of ``a`` finds its range of x-candidates with a
-    binary search, and the ranges are expanded and filtered in bounded batches, so memory
-    stays proportional to the number of candidates.
+    left out; so are boxes with a non-finite coordinate). No ``n x m`` matrix is built: the
+    boxes of ``b`` are sorted once by one number per box, ``group * span + xmin``, each box of
+    ``a`` finds its range of x-candidates with two binary searches, and the ranges are expanded
+    and filtered exactly in bounded batches, so memory stays proportional to the number of
+    candidates. When one pass would expand too many candidates, the boxes of ``b`` are searched
+    per width class (powers of two) instead, so a few very wide boxes do not widen every search.
 
     Parameters
     ----------
@@ -295,9 +301,9 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
         Corner coordinates.
     b : array_like, shape (m, 4, 2)
         Corner coordinates.
-    a_group, b_group : array_like of int, shape (n,) and (m,), optional
-        A group per box (its frame, say): only boxes of the same group pair up, so the pairs of
-        many frames come from one call. Give both or neither.
+    a_group, b_group : array_like, shape (n,) and (m,), optional
+        A group label per box (its frame, say; integers are fastest): only boxes of the same
+        group pair up, so the pairs of many frames come from one call. Give both or neither.
 
     Returns
     -------
@@ -317,63 +323,84 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     """
     box_a, box_b = bounds(a), bounds(b)
     n, m = box_a.shape[0], box_b.shape[0]
+    a_set, b_set = _group_labels(a_group, b_group, n, m)
     if n == 0 or m == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    a_x0, a_y0, a_x1, a_y1 = (np.ascontiguousarray(column) for column in box_a.T)
-    a_set, b_set = _dense_groups(a_group, b_group, n, m)
-    width = box_b[:, 2] - box_b[:, 0]
-    search = functools.partial(_search_pass, box_b=box_b, width=width, a_x0=a_x0, a_x1=a_x1, a_set=a_set,
-                               b_set=b_set, grouped=a_group is not None)
-    # One pass over all of b while that stays cheap (boxes of similar widths, the usual frame);
-    # otherwise one pass per width class (powers of two), so a few very wide boxes do not widen
-    # the search of every box.
-    by_x = np.argsort(box_b[:, 0], kind="stable")
-    passes = [search(by_x[np.argsort(b_set[by_x], kind="stable")])]
-    if passes[0][3].sum() > _ONE_PASS_LIMIT * (n + m):
+    a_cols, b_cols = np.ascontiguousarray(box_a.T), np.ascontiguousarray(box_b.T)
+    width = b_cols[2] - b_cols[0]
+    finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
+    if not (finite_a.any() and finite_b.any()):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    # Search keys group * span + (x - origin): one sort and plain float searches instead of a
+    # lexicographic (group, x) search. Rounding is monotone in x for a given group, so each
+    # range still holds every same-group candidate; the filter below is exact.
+    origin = min(a_cols[0, finite_a].min(), b_cols[0, finite_b].min()) - width[finite_b].max() - 1.0
+    span = max(a_cols[2, finite_a].max(), b_cols[2, finite_b].max()) - origin + 1.0
+    grouped = a_group is not None
+    a_base = a_set * span - origin if grouped else np.full(n, -origin)
+    # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
+    by_key = np.argsort(a_base + a_cols[0])
+    a_cols, a_set, a_base, finite_a = a_cols[:, by_key], a_set[by_key], a_base[by_key], finite_a[by_key]
+    b_key = (b_set * span - origin if grouped else -origin) + b_cols[0]
+    b_key[~finite_b] = np.inf  # sorted last, out of every range
+    search = functools.partial(_search_pass, b_key=b_key, width=width, a_cols=a_cols, a_base=a_base,
+                               a_finite=finite_a)
+    passes = [search(np.argsort(b_key))]
+    if passes[0][2].sum() > _ONE_PASS_LIMIT * (n + m):
         group = np.frexp(width)[1]
-        order = np.lexsort((box_b[:, 0], b_set, group))
+        order = np.lexsort((b_key, group))
         cuts = np.flatnonzero(np.diff(group[order])) + 1
         passes = [search(members) for members in np.split(order, cuts)]  # a few at most
     keys = []
-    for members, (b_x0, b_y0, b_x1, b_y1), lo, counts in passes:
+    for members, lo, counts in passes:
+        b_part, b_part_set = b_cols[:, members], b_set[members]  # this pass's boxes in key order
         ends = np.cumsum(counts)
         row = 0
         while row < n:  # bounded batches of the expansion
             base = int(ends[row - 1]) if row else 0
             stop = max(int(np.searchsorted(ends, base + _EXPAND_BUDGET, side="right")), row + 1)
-            rows, pos = _expand(lo[row:stop], counts[row:stop], row)
-            keep = (b_x1[pos] > a_x0[rows]) & (b_y0[pos] < a_y1[rows]) & (b_y1[pos] > a_y0[rows])
-            keys.append(rows[keep] * m + members[pos[keep]])
+            rows, pos = _overlapping(*_expand(lo[row:stop], counts[row:stop], row), a_cols, b_part)
+            if grouped:  # keys of far-apart groups may round into each other's range
+                same = np.flatnonzero(np.take(a_set, rows) == np.take(b_part_set, pos))
+                rows, pos = np.take(rows, same), np.take(pos, same)
+            keys.append(np.take(by_key, rows) * m + np.take(members, pos))
             row = stop
     key = np.sort(np.concatenate(keys))
     return key // m, key % m
 
 
-def _search_pass(members, *, box_b, width, a_x0, a_x1, a_set, b_set, grouped):
-    """For boxes ``b[members]`` (sorted by group, then xmin): the range of x-candidates of each box of ``a``.
+def _overlapping(rows, pos, a_cols, b_cols):
+    """The pairs ``(rows, pos)`` whose bounds (columns xmin, ymin, xmax, ymax) overlap with area.
 
-    Returns ``members``, the bounds columns of ``b[members]``, and per box of ``a`` the first
-    position and the number of candidates (same group, ``xmin_b`` within reach).
+    The y test goes first (it leaves the fewest); selections by index, not by boolean mask
+    (several times faster on scattered masks).
     """
-    columns = tuple(np.ascontiguousarray(column) for column in box_b[members].T)
-    b_x0 = columns[0]
+    for low, high in ((1, 3), (0, 2)):
+        near = (np.take(b_cols[low], pos) < np.take(a_cols[high], rows))
+        near &= np.take(b_cols[high], pos) > np.take(a_cols[low], rows)
+        near = np.flatnonzero(near)
+        rows, pos = np.take(rows, near), np.take(pos, near)
+    return rows, pos
+
+
+def _search_pass(members, *, b_key, width, a_cols, a_base, a_finite):
+    """For boxes ``b[members]`` (sorted by key): the range of x-candidates of each box of ``a``.
+
+    Returns ``members`` and per box of ``a`` the first position and the number of candidates:
+    keys from ``xmin_a - reach`` (``xmin_b > xmin_a - width_b`` is needed to overlap) through
+    ``xmax_a`` (both ends inclusive, so rounding cannot drop one; the filter is exact).
+    """
+    sorted_keys = b_key[members]
     reach = width[members].max()
-    # b can reach box a only if xmin_b > xmin_a - width_b >= xmin_a - reach (slack for rounding)
-    low = a_x0 - reach - 1e-9 * (np.abs(a_x0) + reach)
-    if not grouped:
-        lo = np.searchsorted(b_x0, low, side="left")
-        hi = np.searchsorted(b_x0, a_x1, side="left")  # xmin_b < xmax_a
-    else:
-        # Sorted by (group, xmin): search exact integer keys group * span + rank of xmin.
-        ranks, span = np.sort(b_x0), len(members) + 1
-        sorted_keys = b_set[members] * span + np.searchsorted(ranks, b_x0, side="left")
-        lo = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, low, side="left"), side="left")
-        hi = np.searchsorted(sorted_keys, a_set * span + np.searchsorted(ranks, a_x1, side="left"), side="left")
-    return members, columns, lo, np.maximum(hi - lo, 0)
+    low = a_cols[0] - reach - 1e-9 * (np.abs(a_cols[0]) + reach)  # slack for the rounding of a_x0 - reach
+    lo = np.searchsorted(sorted_keys, a_base + low, side="left")
+    hi = np.searchsorted(sorted_keys, a_base + a_cols[2], side="right")
+    counts = np.where(a_finite, np.maximum(hi - lo, 0), 0)
+    return members, lo, counts
 
 
-def _dense_groups(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Group ids renumbered 0, 1, ... (all 0 when no groups are given)."""
+def _group_labels(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels of each box's group, exact as float64 (all 0 when no groups are given)."""
     if (a_group is None) != (b_group is None):
         raise ValueError("give a_group and b_group together")
     if a_group is None:
@@ -381,9 +408,12 @@ def _dense_groups(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndar
     a_group, b_group = np.asarray(a_group).reshape(-1), np.asarray(b_group).reshape(-1)
     if a_group.shape != (n,) or b_group.shape != (m,):
         raise ValueError(f"one group per box needed: got {a_group.shape} for {n} and {b_group.shape} for {m} boxes")
-    _, dense = np.unique(np.concatenate([a_group, b_group]), return_inverse=True)
-    dense = dense.reshape(-1).astype(np.int64)
-    return dense[:n], dense[n:]
+    both = np.concatenate([a_group, b_group])
+    if both.dtype.kind in "iub" and (both.size == 0 or -(2**52) < both.min() <= both.max() < 2**52):
+        labels = both.astype(np.int64)  # the usual case: small integers, used as they are
+    else:  # other labels (huge integers, strings...): renumbered 0, 1, ...
+        labels = np.unique(both, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return labels[:n], labels[n:]
 
 
 def _expand(lo: np.ndarray, counts: np.ndarray, row_offset: int):
