@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners, as_single
-from hbb2obb.geometry.polygon import bounds, convex_positive, planar, shoelace
+from hbb2obb.geometry.polygon import convex_positive, planar, shoelace
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
 _EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
@@ -44,7 +44,7 @@ class _Scratch:
         self.columns = capacity if columns is None else columns
         self._buffers = {} if buffers is None else buffers
 
-    def narrowed(self, columns: int) -> "_Scratch":
+    def narrowed(self, columns: int) -> _Scratch:
         """The same buffers, handed out ``columns`` wide (at most ``capacity``)."""
         return _Scratch(self.capacity, columns, self._buffers)
 
@@ -139,23 +139,19 @@ def _as_float(mask, out):
 
 
 def _insert_entry(new_x, new_y, lone, cols, hit_x, hit_y, ex, ey):
-    """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift).
-
-    Those columns are taken out as one block and put back (a fraction of all); within it the
-    rows are chosen with 0/1 masks, exact as every term but one is zero.
-    """
-    m, k = lone.shape[0], new_x.shape[1]
-    slot = np.arange(m) @ lone[:, cols]  # body row of the lone vertex (one per column)
-    row = np.arange(m + 1)[:, None]
-    stays, shifts = (row <= slot).astype(np.float64), (row > slot + 1).astype(np.float64)
-    at_entry = (row == slot + 1).astype(np.float64)
-    entry = (slot + 1) * k + cols  # hit row s + 1: where the edge leaving body row s crosses
+    """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift)."""
+    m = lone.shape[0]
+    k = new_x.shape[1]
+    slot = lone[:, cols].argmax(axis=0)
+    row = np.arange(1, m + 2)[:, None]
+    source = (row - (row > slot + 1)) * k + cols  # flat index of the value landing in each row
+    target = row * k + cols
+    entry = (slot + 1) * k + cols  # hit row s + 1: where the edge leaving slot s crosses
     for buffer, hit, shift in ((new_x, hit_x, ex), (new_y, hit_y, ey)):
-        block = np.take(buffer[1 : m + 2], cols, axis=1)
-        moved = stays * block
-        moved[1:] += shifts[1:] * block[:-1]
-        moved += at_entry * (hit.reshape(-1)[entry] - shift[cols])
-        buffer[1 : m + 2, cols] = moved
+        flat = buffer.reshape(-1)
+        moved = flat[source]
+        moved[slot + 1, np.arange(cols.size)] = hit.reshape(-1)[entry] - shift[cols]
+        flat[target] = moved
 
 
 def _several_runs(new_x, new_y, X, Y, d, keep, hit_x, hit_y, ex, ey, lone):
@@ -321,12 +317,11 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     >>> ia.tolist(), ib.tolist()
     ([1], [0])
     """
-    box_a, box_b = bounds(a), bounds(b)
-    n, m = box_a.shape[0], box_b.shape[0]
+    a_cols, b_cols = _bound_columns(a), _bound_columns(b)
+    n, m = a_cols.shape[1], b_cols.shape[1]
     a_set, b_set = _group_labels(a_group, b_group, n, m)
     if n == 0 or m == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    a_cols, b_cols = np.ascontiguousarray(box_a.T), np.ascontiguousarray(box_b.T)
     width = b_cols[2] - b_cols[0]
     finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
     if not (finite_a.any() and finite_b.any()):
@@ -334,8 +329,10 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     # Search keys group * span + (x - origin): one sort and plain float searches instead of a
     # lexicographic (group, x) search. Rounding is monotone in x for a given group, so each
     # range still holds every same-group candidate; the filter below is exact.
-    origin = min(a_cols[0, finite_a].min(), b_cols[0, finite_b].min()) - width[finite_b].max() - 1.0
-    span = max(a_cols[2, finite_a].max(), b_cols[2, finite_b].max()) - origin + 1.0
+    some_a = slice(None) if finite_a.all() else finite_a
+    some_b = slice(None) if finite_b.all() else finite_b
+    origin = min(a_cols[0, some_a].min(), b_cols[0, some_b].min()) - width[some_b].max() - 1.0
+    span = max(a_cols[2, some_a].max(), b_cols[2, some_b].max()) - origin + 1.0
     grouped = a_group is not None
     a_base = a_set * span - origin if grouped else np.full(n, -origin)
     # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
@@ -367,6 +364,15 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
             row = stop
     key = np.sort(np.concatenate(keys))
     return key // m, key % m
+
+
+def _bound_columns(corners) -> np.ndarray:
+    """:func:`bounds` as four contiguous rows ``xmin, ymin, xmax, ymax`` (same values)."""
+    flat = as_corners(corners).reshape(-1, 8)
+    columns = np.empty((4, flat.shape[0]))
+    for row, (reduce, start) in enumerate(((np.minimum, 0), (np.minimum, 1), (np.maximum, 0), (np.maximum, 1))):
+        reduce(reduce(flat[:, start], flat[:, start + 2]), reduce(flat[:, start + 4], flat[:, start + 6]), out=columns[row])
+    return columns
 
 
 def _overlapping(rows, pos, a_cols, b_cols):
