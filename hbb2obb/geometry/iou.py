@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners, as_single
-from hbb2obb.geometry.polygon import convex_positive, planar, shoelace
+from hbb2obb.geometry.polygon import convex_positive, planar
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
 _EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
@@ -198,17 +198,20 @@ def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
 
     ``scratch`` is a :class:`_Scratch` of at least ``k`` columns.
     """
-    ox, oy = bx[0], by[0]  # local origin per pair: keeps full precision at 4K coordinates
-    ax, ay, bx, by = ax - ox, ay - oy, bx - ox, by - oy
-    area_a = shoelace(ax, ay)
-    area_b = shoelace(bx, by)
     k = ax.shape[1]
     if scratch.columns != k:
         scratch = scratch.narrowed(k)
     buffers = [(scratch.get("x0", _ROWS), scratch.get("y0", _ROWS)), (scratch.get("x1", _ROWS), scratch.get("y1", _ROWS))]
     x, y = (buffer[:6] for buffer in buffers[0])
-    for wrapped, corners in ((x, ax), (y, ay)):
-        wrapped[0], wrapped[1:5], wrapped[5] = corners[3], corners, corners[0]
+    bx_local, by_local = scratch.get("bx", 4), scratch.get("by", 4)
+    # local origin per pair (the first corner of b): keeps full precision at 4K coordinates
+    for wrapped, local, corners, other, origin in ((x, bx_local, ax, bx, bx[0]), (y, by_local, ay, by, by[0])):
+        np.subtract(other, origin, out=local)
+        np.subtract(corners, origin, out=wrapped[1:5])
+        wrapped[0], wrapped[5] = wrapped[4], wrapped[1]
+    area_a = _shoelace(x[1:5], y[1:5], scratch)
+    area_b = _shoelace(bx_local, by_local, scratch)
+    bx, by = bx_local, by_local
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for j in range(4):
             nxt = (j + 1) % 4
@@ -224,6 +227,14 @@ def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
     union = area_a + area_b - inter
     good = ~(a_bad | b_bad) & (union > 0)
     return np.where(good, inter / np.where(good, union, 1.0), 0.0)
+
+
+def _shoelace(x, y, scratch):
+    """``polygon.shoelace`` of planar ``(4, k)`` boxes, its work arrays in ``scratch`` (same values)."""
+    total = x[-1] * y[0] - x[0] * y[-1]
+    terms, part = scratch.get("d", 3), scratch.get("tmp", 3)
+    np.subtract(np.multiply(x[:-1], y[1:], out=terms), np.multiply(x[1:], y[:-1], out=part), out=terms)
+    return 0.5 * (total + terms.sum(axis=0))
 
 
 def _iou_prepared(ax, ay, a_bad, bx, by, b_bad) -> np.ndarray:
