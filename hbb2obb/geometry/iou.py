@@ -142,7 +142,7 @@ def _insert_entry(new_x, new_y, lone, cols, hit_x, hit_y, ex, ey):
     """Insert the entry point after the lone vertex of the polygons ``cols`` (later rows shift)."""
     m = lone.shape[0]
     k = new_x.shape[1]
-    slot = lone[:, cols].argmax(axis=0)
+    slot = np.take(lone, cols, axis=1).argmax(axis=0)
     row = np.arange(1, m + 2)[:, None]
     source = (row - (row > slot + 1)) * k + cols  # flat index of the value landing in each row
     target = row * k + cols
