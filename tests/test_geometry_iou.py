@@ -1,4 +1,4 @@
-"""Tests of hbb2obb.geometry.iou: exact polygon IoU, candidate pairs, sparse and dense IoU.
+"""Tests of hbb2obb.geometry.iou and .candidates: exact polygon IoU, candidate pairs, sparse and dense IoU.
 
 shapely is the oracle: IoU = area(A & B) / area(A | B) of the two quadrilaterals as polygons.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+import hbb2obb.geometry.candidates as candidates_module
 import hbb2obb.geometry.iou as iou_module
 from hbb2obb.geometry import (
     bounds,
@@ -244,6 +246,27 @@ def test_iou_chunks_agree(monkeypatch):
     assert np.allclose(sparse, iou_pairs(a[ia], b[ib]), atol=1e-15)
 
 
+def test_iou_from_several_threads_at_once():
+    # Each thread clips in its own kept work arrays: results as from one thread.
+    rng = np.random.default_rng(11)
+    n = 3 * iou_module._CHUNK // 2
+    centre = rng.uniform(0, 3840, (n, 2))
+    a = rectangles(centre[:, 0], centre[:, 1], rng.uniform(5, 80, n), rng.uniform(5, 80, n), rng.uniform(0, 180, n))
+    b = a + rng.normal(0, 6, (n, 1, 2))
+    expected = iou_pairs(a, b)
+    results = [None] * 4
+    def work(slot):
+        results[slot] = [iou_pairs(a[slot:], b[slot:]) for _ in range(3)]
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for slot, runs in enumerate(results):
+        assert all(np.array_equal(run, expected[slot:]) for run in runs)
+    assert np.abs(expected[:200] - shapely_iou(a[:200], b[:200])).max() <= TOL
+
+
 # --------------------------------------------------------------------------- properties
 
 
@@ -361,12 +384,12 @@ def test_candidate_pairs_by_width_class_equal_brute_force(a, b, grouped):
     # The search per width class (taken when one pass would expand too many candidates).
     ra, rb = brute_force_pairs(a, b)
     groups = (np.arange(len(a)) % 2, np.arange(len(b)) % 2) if grouped else (None, None)
-    original = iou_module._ONE_PASS_LIMIT
-    iou_module._ONE_PASS_LIMIT = -1
+    original = candidates_module._ONE_PASS_LIMIT
+    candidates_module._ONE_PASS_LIMIT = -1
     try:
         ia, ib = candidate_pairs(a, b, *groups)
     finally:
-        iou_module._ONE_PASS_LIMIT = original
+        candidates_module._ONE_PASS_LIMIT = original
     same = groups[0][ra] == groups[1][rb] if grouped else np.ones(len(ra), dtype=bool)
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
@@ -423,12 +446,12 @@ def test_candidate_pairs_groups_go_together():
 @given(box_sets, box_sets)
 def test_candidate_pairs_in_small_batches(a, b):
     ra, rb = brute_force_pairs(a, b)
-    original = iou_module._EXPAND_BUDGET
-    iou_module._EXPAND_BUDGET = 3
+    original = candidates_module._EXPAND_BUDGET
+    candidates_module._EXPAND_BUDGET = 3
     try:
         ia, ib = candidate_pairs(a, b)
     finally:
-        iou_module._EXPAND_BUDGET = original
+        candidates_module._EXPAND_BUDGET = original
     assert np.array_equal(ia, ra) and np.array_equal(ib, rb)
 
 
