@@ -248,23 +248,26 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
     parts = [blobs[i] for i in kept.tolist()]
     if not parts:
         return None
-    data = b"\n".join(parts) + b"\n"
-    raw = np.frombuffer(data, dtype=np.uint8)
+    data = b"\n".join([*parts, bytes(8)])  # each file ends with "\n"; zero bytes for the word reads
+    raw = np.frombuffer(data, dtype=np.uint8, count=len(data) - 8)
+    # One scratch mask for every byte test: fresh arrays this size would each cost page faults.
+    mask = np.empty(raw.size, dtype=bool)
+    breaks = np.flatnonzero(np.equal(raw, ord("\n"), out=mask))
+    spaces = np.count_nonzero(np.equal(raw, ord(" "), out=mask))
+    minus_at = np.flatnonzero(np.equal(raw, ord("-"), out=mask))
+    high = np.count_nonzero(np.greater_equal(raw, ord("0"), out=mask))
+    if breaks.size + spaces + minus_at.size + high != raw.size or (raw.size and raw.max() > ord("9")):
+        return None
     token = np.zeros(raw.size + 1, dtype=bool)
     np.greater(raw, ord(" "), out=token[1:])  # in plain text, the bytes above the space are digits and '-'
-    line_end = raw == ord("\n")
-    minus_at = np.flatnonzero(raw == ord("-"))
-    n_digits = np.count_nonzero(np.less(raw - np.uint8(ord("0")), 10))  # wraps below '0'
-    if np.count_nonzero(line_end) + np.count_nonzero(raw == ord(" ")) + minus_at.size + n_digits != raw.size:
-        return None
-    edges = np.flatnonzero(token[1:] != token[:-1])  # alternately a start and an end
-    starts, ends = edges[0::2].copy(), edges[1::2].copy()
-    values = _short_integers(raw, starts, ends, minus_at)
+    edges = np.flatnonzero(np.not_equal(token[1:], token[:-1], out=mask))  # alternately a start and an end
+    starts = edges[0::2].copy()
+    values = _short_integers(data, starts, edges[1::2], minus_at)
     if values is None:
         return None
     file_start = np.zeros(len(parts), dtype=np.int64)
-    np.cumsum([len(p) + 1 for p in parts[:-1]], out=file_start[1:])  # each file ends with an added "\n"
-    row_start, row_fields, row_file, row_line = _row_layout(starts, np.flatnonzero(line_end), file_start)
+    np.cumsum([len(p) + 1 for p in parts[:-1]], out=file_start[1:])
+    row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start)
     return NumericRows(values, row_start, row_fields, kept[row_file], row_line, np.ones(row_start.size, dtype=bool),
                        clean.copy())
 
@@ -277,12 +280,13 @@ _SWAR_STEPS = {
 }
 
 
-def _short_integers(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, minus_at: np.ndarray) -> Optional[np.ndarray]:
+def _short_integers(text: bytes, starts: np.ndarray, ends: np.ndarray, minus_at: np.ndarray) -> Optional[np.ndarray]:
     """Tokens of the form ``[-] digits`` with 1 to 8 digits as floats, or ``None`` if any is not.
 
     Each token's bytes are read as one little-endian word (4 bytes when no token has more than
     4 digits, else 8) and its digits combined in a few multiply-shift steps (SWAR), all tokens at
     once. Such integers are exact in a float64, so the values are those ``float()`` gives.
+    ``text`` holds the tokens and ends with 8 zero bytes, so every word read is inside it.
     """
     begin = starts
     if minus_at.size:  # few: where they are is cheaper than a test of every token
@@ -299,10 +303,8 @@ def _short_integers(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, minus
         return None
     width = 4 if longest <= 4 else 8
     word = np.dtype(f"<u{width}")
-    padded = np.zeros(raw.size + 8, dtype=np.uint8)
-    padded[: raw.size] = raw
-    # the word at every offset, copied once into an aligned array: gathering from it is fast
-    words = np.ndarray((raw.size,), dtype=word, buffer=padded, strides=(1,)).copy()[begin]
+    # the word at every offset: an overlapping view, no copy (np.take reads unaligned words well)
+    words = np.take(np.ndarray((len(text) - 8,), dtype=word, buffer=text, strides=(1,)), begin)
     shift += width
     shift <<= 3
     words <<= shift.astype(word)  # the token's digits to the top, zero bytes below, the rest out
