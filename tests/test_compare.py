@@ -5,9 +5,11 @@ import statistics
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 import hbb2obb.compare as compare
-from hbb2obb.analysis import ground_truth_properties, standard_cuts
+from hbb2obb.analysis import Cut, ground_truth_properties, standard_cuts
+from hbb2obb.cli.analyze import main as analyze_main
 from hbb2obb.compare import align_ground_truth, compare_cuts, paired_difference
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
 from conftest import obb_line, rotated_rect, shapely_iou
@@ -120,6 +122,107 @@ def test_paired_difference_of_no_and_one_pair():
     assert one["paired_se"] == 0.0
     assert one["iou_ci"] == pytest.approx([0.1, 0.1])
     assert one["wins"] == 1 and one["iou_verdict"] == "A better"
+
+
+# --------------------------------------------------------------------------- the bootstrap against the plain one
+
+
+def reference_bootstrap(iou_diff, angle_a, angle_b, n_boot, seed):
+    """The straightforward bootstrap: gather each resample, take its mean and np.percentile."""
+    rng = np.random.default_rng(seed)
+    n = iou_diff.size
+    picks = rng.integers(0, n, size=(n_boot, n))
+    means = iou_diff[picks].mean(axis=1)
+    p90s = np.percentile(angle_a[picks], 90, axis=1) - np.percentile(angle_b[picks], 90, axis=1)
+    return means, p90s
+
+
+def bootstrap_inputs(kind, n, seed):
+    rng = np.random.default_rng(seed)
+    diff = rng.normal(0.01, 0.05, n)
+    angle_a, angle_b = rng.gamma(2.0, 2.0, n), rng.gamma(2.0, 2.5, n)
+    if kind == "ties":  # few distinct values on every side, many boxes at the 90th percentile
+        diff = rng.integers(-2, 3, n) / 10
+        angle_a, angle_b = rng.integers(0, 4, n).astype(float), rng.integers(0, 3, n) * 0.5
+    elif kind == "one value":  # every angle the same, a constant IoU difference
+        diff, angle_a, angle_b = np.full(n, 0.1), np.full(n, 2.5), np.full(n, 2.5)
+    elif kind == "same angles":
+        angle_b = angle_a.copy()
+    elif kind == "same sets":  # B is A: no difference anywhere
+        diff, angle_b = np.zeros(n), angle_a.copy()
+    elif kind == "repeated tail":  # the top decile is one repeated value
+        angle_a[rng.random(n) < 0.3] = 40.0
+    elif kind == "not finite":
+        angle_a[0], angle_b[-1] = np.nan, np.inf
+    return diff, angle_a, angle_b
+
+
+KINDS = ["spread", "ties", "one value", "same angles", "same sets", "repeated tail"]
+
+
+@pytest.mark.parametrize("n, n_boot", [(1, 50), (2, 200), (3, 200), (7, 300), (50, 300), (1001, 100), (60_000, 12)])
+@pytest.mark.parametrize("kind", KINDS)
+def test_bootstrap_matches_the_plain_gather_and_percentile(kind, n, n_boot):
+    diff, angle_a, angle_b = bootstrap_inputs(kind, n, seed=n)
+    means, p90s = compare._bootstrap(diff, angle_a, angle_b, n_boot, seed=n + 1)
+    expected_means, expected_p90s = reference_bootstrap(diff, angle_a, angle_b, n_boot, seed=n + 1)
+    assert np.array_equal(p90s, expected_p90s)  # the same order statistics, interpolated alike
+    np.testing.assert_allclose(means, expected_means, rtol=0, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf - inf in numpy, on both paths
+@pytest.mark.parametrize("n", [1, 5, 40])
+def test_bootstrap_with_non_finite_angles_follows_numpy(n):
+    diff, angle_a, angle_b = bootstrap_inputs("not finite", n, seed=3)
+    means, p90s = compare._bootstrap(diff, angle_a, angle_b, 100, seed=9)
+    expected_means, expected_p90s = reference_bootstrap(diff, angle_a, angle_b, 100, seed=9)
+    np.testing.assert_array_equal(p90s, expected_p90s)  # NaN where numpy gives NaN
+    np.testing.assert_allclose(means, expected_means, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["spread", "ties"])
+def test_bootstrap_falls_back_exactly_when_an_order_statistic_leaves_the_window(monkeypatch, kind):
+    monkeypatch.setattr(compare, "WINDOW_SIGMAS", 0.0)  # a window of a few ranks: most resamples miss it
+    diff, angle_a, angle_b = bootstrap_inputs(kind, 3000, seed=4)
+    _, p90s = compare._bootstrap(diff, angle_a, angle_b, 40, seed=2)
+    assert np.array_equal(p90s, reference_bootstrap(diff, angle_a, angle_b, 40, seed=2)[1])
+
+
+def test_bootstrap_of_one_batch_or_many_is_the_same(monkeypatch):
+    diff, angle_a, angle_b = bootstrap_inputs("ties", 301, seed=6)
+    whole = compare._bootstrap(diff, angle_a, angle_b, 250, seed=1)
+    monkeypatch.setattr(compare, "BOOTSTRAP_CELLS", 301 * 7)  # odd-sized batches of 7 resamples
+    batched = compare._bootstrap(diff, angle_a, angle_b, 250, seed=1)
+    assert np.array_equal(whole[0], batched[0]) and np.array_equal(whole[1], batched[1])
+
+
+def test_groups_held_by_two_cuts_are_the_same_and_independent(tmp_path):
+    gt, a_dir, b_dir, iou_a, iou_b, _ = shifted_pair(tmp_path, n_frames=2)
+    a, b = evaluate_frames(gt, a_dir).table, evaluate_frames(gt, b_dir).table
+    every = np.ones(len(a.gt), dtype=bool)
+    half = np.arange(len(a.gt)) % 2 == 0
+    cuts = [Cut("one", "One", ["all", "even"], [every, half]), Cut("two", "Two", ["even"], [half.copy()])]
+    result = compare_cuts(a, b, cuts, seed=5, n_boot=300)
+    whole, even = result["cuts"][0]["groups"]
+    assert even == {**result["cuts"][1]["groups"][0], "label": "even"}
+    direct = paired_difference(a.iou[half], b.iou[half], a.angle_error[half], b.angle_error[half], seed=5,
+                               n_boot=300)
+    assert even == {**direct, "label": "even"}
+    assert even["iou_diff"] == pytest.approx((iou_a - iou_b)[half].mean(), abs=1e-12)
+    assert {k: v for k, v in whole.items() if k != "label"} == result["overall"]
+    whole["iou_ci"][0] = -1.0  # each group owns its lists
+    assert result["overall"]["iou_ci"][0] != -1.0
+
+
+def test_cli_prints_what_the_plain_bootstrap_gives(tmp_path, monkeypatch):
+    gt, a_dir, b_dir, *_ = shifted_pair(tmp_path)
+    args = [str(gt), str(a_dir), "--baseline", str(b_dir), "-nb", "--seed", "4", "--bootstrap", "300"]
+    fast = CliRunner().invoke(analyze_main, args)
+    monkeypatch.setattr(compare, "_bootstrap", reference_bootstrap)
+    plain = CliRunner().invoke(analyze_main, args)
+    assert fast.exit_code == plain.exit_code == 0
+    assert "Against the baseline" in fast.output and "95% bootstrap intervals (300 resamples, seed 4)" in fast.output
+    assert fast.output == plain.output
 
 
 # --------------------------------------------------------------------------- aligning two tables
