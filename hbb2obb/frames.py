@@ -171,6 +171,19 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     return found, None
 
 
+def _read_frames(specs: list, label_map: Optional[dict]):
+    """The label files of the frames, ground truth then predictions, read in frame order.
+
+    Reading each side as one run keeps its boxes together; ``order`` keeps the first error
+    the one that reading frame after frame (ground truth, then prediction) meets.
+    """
+    n = len(specs)
+    paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
+    strict = np.repeat([True, False], n)
+    order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
+    return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+
+
 def load_frames(
     specs,
     *,
@@ -203,40 +216,33 @@ def load_frames(
     """
     health = FrameHealth()
     specs = list(specs)
-    paths = [p for spec in specs for p in (spec.gt_file, spec.pred_file)]
-    strict = np.tile([True, False], len(specs))
     frame_sizes, failure = _frame_sizes(specs, sizes, exclude_edge_cases)
     if failure is not None:
-        last = 2 * failure[0] + 2  # the frame's own label files are read before its size is needed
-        read_obb_batch(paths[:last], strict=strict[:last], label_map=label_map)
+        _read_frames(specs[: failure[0] + 1], label_map)  # the frame's own label files are read before its size
         raise failure[1]
-    batch = read_obb_batch(paths, strict=strict, label_map=label_map)
-    normalized = batch.normalized
-    scale = np.ones((len(paths), 2))
-    for index, size in enumerate(frame_sizes):
-        gt_normalized, pred_normalized = normalized[2 * index], normalized[2 * index + 1]
-        if gt_normalized:
-            health.normalized_sides.add("ground truth")
-        if pred_normalized:
-            health.normalized_sides.add("predictions")
-        if size is not None:
-            scale[2 * index] = size if gt_normalized else (1.0, 1.0)
-            scale[2 * index + 1] = size if pred_normalized else (1.0, 1.0)
-        elif gt_normalized is not None and pred_normalized is not None and gt_normalized != pred_normalized:
-            health.normalized_sides.add("mixed")
-    for problems in batch.problems[1::2]:
+    batch = _read_frames(specs, label_map)
+    n = len(specs)
+    codes = batch.rows.normalized  # per file: 1 normalized, 0 absolute, -1 no boxes; ground truth first
+    known = np.array([size is not None for size in frame_sizes], dtype=bool)
+    if (codes[:n] == 1).any():
+        health.normalized_sides.add("ground truth")
+    if (codes[n:] == 1).any():
+        health.normalized_sides.add("predictions")
+    if (~known & (codes[:n] >= 0) & (codes[n:] >= 0) & (codes[:n] != codes[n:])).any():
+        health.normalized_sides.add("mixed")
+    size_array = np.array([(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
+    scale = np.ones((2 * n, 2))
+    scaled = (codes == 1) & np.tile(known, 2)
+    scale[scaled] = np.tile(size_array, (2, 1))[scaled]
+    for problems in batch.problems[n:]:
         health.skipped_pred_lines += len(problems)
         health.problems.extend(problems)
-    row_file = batch.rows.file  # the file of every box read, in file order
-    is_gt = np.zeros(len(paths), dtype=bool)
-    is_gt[0::2] = True
     sides = []
-    for side in (is_gt, ~is_gt):
-        boxes, files = batch.boxes(side), row_file[side[row_file]]
-        factor = scale[files]
-        if len(boxes) and (factor != 1.0).any():
-            boxes = boxes.with_corners(boxes.corners * factor[:, None, :])
-        sides.append([_repair(boxes, health), files // 2])
+    for files in (slice(0, n), slice(n, 2 * n)):  # each side's files are a run: its boxes need no gather
+        boxes, file = batch.boxes(files), batch.rows.file[batch.rows.rows_of(files)]
+        if len(boxes) and (scale[files] != 1.0).any():
+            boxes = boxes.with_corners(boxes.corners * scale[file][:, None, :])
+        sides.append([_repair(boxes, health), file - files.start])
     if excluded_classes:
         excluded = np.array(sorted(excluded_classes), dtype=np.int64)
         for side in sides:

@@ -89,3 +89,45 @@ def test_a_size_error_comes_in_frame_order(write_labels, broken_frame, expected)
     with pytest.raises(expected) as info:
         load_frames(specs, sizes=ImageSizes(root / "img"), label_map=None, exclude_edge_cases=True)
     assert ("a.txt:1" in str(info.value)) if broken_frame == "a" else ("b.txt: frame size unknown" in str(info.value))
+
+
+@pytest.mark.parametrize("broken, expected, where", [
+    ({"pred/a.txt": b"\xff\xfe", "gt/b.txt": b"0 1 2\n"}, InputError, "pred/a.txt: not UTF-8"),
+    ({"gt/a.txt": b"0 1 2\n", "pred/a.txt": b"\xff\xfe"}, LabelFormatError, "gt/a.txt:1: expected 9 fields"),
+    ({"gt/b.txt": b"car 1 2 3 4 5 6 7 8\n", "pred/c.txt": b"\xff"}, LabelFormatError, "gt/b.txt:1: class id"),
+], ids=["earlier-prediction-first", "ground-truth-before-its-prediction", "earlier-ground-truth-first"])
+def test_read_errors_come_in_frame_order_ground_truth_then_prediction(write_labels, broken, expected, where):
+    files = {f"{side}/{n}.txt": (rect(10, 10, 4, 4) + "\n").encode() for n in "abc" for side in ("gt", "pred")}
+    files.update(broken)
+    root = write_labels(files, binary=True)
+    specs = plan_frames(root / "gt", root / "pred").frames
+    with pytest.raises(expected) as info:
+        load_frames(specs, sizes=ImageSizes(), label_map=None)
+    assert str(info.value).startswith(str(root / where.split(":")[0])) and where.split(":", 1)[1] in str(info.value)
+
+
+NORMALIZED = "0 0.1 0.1 0.2 0.1 0.2 0.2 0.1 0.2\n"
+ABSOLUTE = rect(10, 10, 4, 4) + "\n"
+
+
+@pytest.mark.parametrize("gt, pred, size, expected", [
+    (NORMALIZED, ABSOLUTE, None, {"ground truth", "mixed"}),
+    (NORMALIZED, ABSOLUTE, (200, 100), {"ground truth"}),
+    (ABSOLUTE, NORMALIZED, None, {"predictions", "mixed"}),
+    (NORMALIZED, NORMALIZED, None, {"ground truth", "predictions"}),
+    (NORMALIZED, "", None, {"ground truth"}),  # no boxes: neither normalized nor absolute
+    (ABSOLUTE, ABSOLUTE, None, set()),
+], ids=["gt-normalized", "with-size-not-mixed", "pred-normalized", "both", "empty-pred", "absolute"])
+def test_normalized_sides_and_scaling(write_labels, gt, pred, size, expected):
+    root = write_labels({"gt/a.txt": gt, "pred/a.txt": pred, "gt/b.txt": ABSOLUTE, "pred/b.txt": ABSOLUTE})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    sizes = ImageSizes() if size is None else ImageSizes(width=size[0], height=size[1])
+    loaded, health = load_frames(specs, sizes=sizes, label_map=None)
+    assert health.normalized_sides == expected
+    for side, text in (("gt", gt), ("pred", pred)):
+        boxes = getattr(loaded, side)[getattr(loaded, f"{side}_frame") == 0]
+        if text:
+            written = np.array(text.split()[1:], dtype=np.float64).reshape(4, 2)
+            factor = np.array(size, dtype=np.float64) if size is not None and text == NORMALIZED else 1.0
+            assert np.array_equal(boxes.corners[0], written * factor)
+    assert loaded.gt[loaded.gt_frame == 1].corners[0].tolist() == [[10, 10], [14, 10], [14, 14], [10, 14]]

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from hbb2obb.errors import InputError, LabelFormatError
+from hbb2obb.io.text import LabelFile
 from hbb2obb.io import (
     ImageSizes,
     load_label_map,
@@ -391,3 +392,24 @@ def test_read_blobs_reads_whole_files_and_none_for_unreadable(tmp_path, size):
     blobs = read_blobs([tmp_path / "f.txt", str(tmp_path / "missing.txt"), tmp_path, tmp_path / "f.txt"])
     assert blobs[0] == content and blobs[3] == content
     assert blobs[1] is None and blobs[2] is None  # no file; a folder cannot be read
+
+
+def test_batch_reads_unclean_files_in_the_order_given_and_slices_equal_masks(tmp_path):
+    from hbb2obb.io.yolo_obb import read_obb_batch
+
+    contents = ["0 1 2\n", GOOD + "car 1 2 3 4 5 6 7 8\n", GOOD * 2, GOOD.replace(" ", "\t") + GOOD.strip() + " 0.5\n"]
+    paths = []
+    for index, content in enumerate(contents):
+        paths.append(tmp_path / f"{index}.txt")
+        paths[-1].write_text(content)
+    for order, first in (([0, 1, 2, 3], "0.txt:1"), ([3, 2, 1, 0], "1.txt:2"), (None, "0.txt:1")):
+        with pytest.raises(LabelFormatError, match=first):
+            read_obb_batch(paths, strict=True, order=order)
+    batch = read_obb_batch(paths, strict=False, order=[2, 3, 0, 1])
+    assert [len(p) for p in batch.problems] == [1, 1, 0, 0] and batch.counts.tolist() == [0, 1, 2, 2]
+    for start, stop in ((0, 4), (1, 3), (2, 4), (2, 2), (3, 4)):
+        mask = np.zeros(4, dtype=bool)
+        mask[start:stop] = True
+        by_slice, by_mask = batch.boxes(slice(start, stop)), batch.boxes(mask)
+        _same_label_file(LabelFile(tmp_path, by_slice), LabelFile(tmp_path, by_mask))
+    assert batch.boxes(slice(3, 4)).score is None  # one of its lines has no confidence

@@ -225,10 +225,16 @@ class _FastRows:
             has_score=has_score,
         )
 
-    def boxes(self, files: np.ndarray) -> Boxes:
-        """The boxes of the files selected by a boolean mask, in file order."""
-        rows = files[self.file]
-        keep_score = bool(files.any()) and bool(self.has_score[files].all())
+    def rows_of(self, files: Union[np.ndarray, slice]):
+        """The rows of the files selected by a boolean mask (a mask) or a slice of files (a slice)."""
+        if isinstance(files, slice):  # rows are in file order: a run of files is a run of rows
+            return slice(*np.searchsorted(self.file, [files.start, files.stop]).tolist())
+        return files[self.file]
+
+    def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:
+        """The boxes of the files selected by a boolean mask or a slice of files, in file order."""
+        rows = self.rows_of(files)
+        keep_score = self.has_score[files].size > 0 and bool(self.has_score[files].all())
         return Boxes(corners=self.corners[rows], class_id=self.class_id[rows],
                      score=self.score[rows] if keep_score else None, line=self.line[rows])
 
@@ -265,27 +271,27 @@ class LabelBatch:
         """Per file: whether every coordinate lies in [0, 1]; ``None`` for a file with no boxes."""
         return [_as_flag(code) for code in self.rows.normalized.tolist()]
 
-    def boxes(self, files: np.ndarray) -> Boxes:
-        """The boxes of the files selected by a boolean mask, in file order.
+    def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:
+        """The boxes of the files selected by a boolean mask or a slice of files, in file order.
 
         ``score`` and ``difficult`` are kept only when every selected file has them, as
-        :meth:`Boxes.concatenate` does.
+        :meth:`Boxes.concatenate` does. A slice needs no gather: the quicker way to take a run of files.
         """
         boxes = self.rows.boxes(files)
-        if files.any() and self.has_difficult[files].all():
+        if self.has_difficult[files].size and self.has_difficult[files].all():
             boxes = Boxes(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score, line=boxes.line,
-                          difficult=self.difficult[files[self.rows.file]])
+                          difficult=self.difficult[self.rows.rows_of(files)])
         return boxes
 
 
 def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[bool, Sequence[bool]],
-                   label_map: Optional[dict] = None) -> LabelBatch:
+                   label_map: Optional[dict] = None, order: Optional[Sequence[int]] = None) -> LabelBatch:
     """Read many oriented-box label files at once, as :func:`read_obb_labels` reads each.
 
     Clean YOLO-OBB files (the usual case) are tokenized and converted together in one pass;
     any other file (DOTA, a broken line, unusual text) is read by :func:`read_obb_labels`, in
-    the order given, so the first broken strict file raises exactly as reading the files one by
-    one would.
+    the order given (or ``order``), so the first broken strict file raises exactly as reading
+    the files one by one in that order would.
 
     Parameters
     ----------
@@ -295,6 +301,9 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
         Per file (or for all): raise on a broken line (ground truth) or skip it (predictions).
     label_map : dict, optional
         Class names, for DOTA files.
+    order : sequence of int, optional
+        Every index of ``paths`` once: the order in which the files are read one by one, when
+        it is not the order of ``paths``.
 
     Returns
     -------
@@ -315,8 +324,13 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
     blobs = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
     fast = _FastRows.parse([b"" if p is None else None if d else next(blobs) for p, d in zip(paths, dota)])
+    unclean = np.flatnonzero(~fast.clean)
+    if order is not None:
+        rank = np.empty(len(paths), dtype=np.int64)
+        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(paths))
+        unclean = unclean[np.argsort(rank[unclean], kind="stable")]
     careful = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
-               for i in np.flatnonzero(~fast.clean).tolist()}
+               for i in unclean.tolist()}
     difficult = np.zeros(len(fast.file), dtype=bool)
     has_difficult = np.zeros(len(paths), dtype=bool)
     problems = [()] * len(paths)
