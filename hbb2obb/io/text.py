@@ -260,9 +260,9 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
         return None
     token = np.zeros(raw.size + 1, dtype=bool)
     np.greater(raw, ord(" "), out=token[1:])  # in plain text, the bytes above the space are digits and '-'
-    edges = np.flatnonzero(np.not_equal(token[1:], token[:-1], out=mask))  # alternately a start and an end
-    starts = edges[0::2].copy()
-    values = _short_integers(data, starts, edges[1::2], minus_at)
+    starts = np.flatnonzero(np.greater(token[1:], token[:-1], out=mask))  # two passes: less memory than one
+    ends = np.flatnonzero(np.less(token[1:], token[:-1], out=mask))
+    values = _short_integers(data, starts, ends, minus_at)
     if values is None:
         return None
     file_start = np.zeros(len(parts), dtype=np.int64)
