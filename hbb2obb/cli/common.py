@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Callable
 
@@ -93,8 +94,6 @@ def keep_freed_memory() -> bool:
     global _allocator_tuned
     if _allocator_tuned or not sys.platform.startswith("linux"):
         return _allocator_tuned
-    import os
-
     if "GLIBC_TUNABLES" in os.environ or any(name.startswith("MALLOC_") for name in os.environ):
         return False
     try:
@@ -128,6 +127,37 @@ def handles_errors(program: str) -> Callable:
         return wrapper
 
     return decorate
+
+
+def without_teardown(command: click.Command) -> Callable[[], None]:
+    """A console-script entry point that runs ``command`` and then ends the process at once.
+
+    A run over a large dataset leaves hundreds of thousands of Python objects behind (the
+    metric dict's per-pair lists); freeing them one by one at interpreter exit costs 0.05-0.1 s
+    of a 1.5 s evaluation, for nothing. Output is flushed first and the exit status is the
+    command's; only what a normal exit would do after that (atexit hooks, freeing memory) is
+    skipped, so use it for commands that leave no work to those hooks.
+    """
+
+    def run() -> None:
+        try:
+            command.main()  # standalone mode: always ends in SystemExit
+            status = 0
+        except SystemExit as done:
+            status = done.code
+        if status is None:
+            status = 0
+        elif not isinstance(status, int):  # sys.exit("message"), as Python prints it
+            click.echo(status, err=True)
+            status = 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a closed pipe: Python's own exit would report 120
+            status = status or 120
+        os._exit(status)
+
+    return run
 
 
 def warn(program: str, warnings) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, overlay_options
 from hbb2obb.errors import UsageError
 from hbb2obb.evaluate import EvalSettings, evaluate_frames
@@ -142,5 +142,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         raise SystemExit(1)
 
 
+run = without_teardown(main)  # the console script: ends without freeing the run's objects one by one
+
 if __name__ == "__main__":
-    main()
+    run()
