@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from hbb2obb.serialize import read_metrics_yaml
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
 _LONG_LIST = 64  # lists of floats at least this long are compared as arrays
-_TWENTY_DIGITS = re.compile(r"\d{20}")
 
 
 def _is_json(path: Path) -> bool:
@@ -107,17 +105,33 @@ def _json_loads(text: str):
     """``json.loads``, three times faster on large files through orjson when it can read them.
 
     orjson refuses what :mod:`json` writes for NaN and infinity, and reads integers beyond 64
-    bits as floats; such files, and broken ones (for json's line-numbered error), go to
-    :mod:`json`.
+    bits as floats: files with NaN, with a float that large (it may have been such an
+    integer), and broken ones (for json's line-numbered error) are read by :mod:`json`.
     """
     import orjson
 
-    if _TWENTY_DIGITS.search(text):  # maybe an integer beyond 64 bits
-        return json.loads(text)
     try:
-        return orjson.loads(text)
+        data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
+    return json.loads(text) if _holds_huge_float(data) else data
+
+
+_HUGE = 2.0**63  # orjson reads integers up to 64 bits exactly; anything larger becomes a float
+
+
+def _holds_huge_float(value) -> bool:
+    if isinstance(value, float):
+        return not abs(value) < _HUGE
+    if isinstance(value, dict):
+        return any(_holds_huge_float(item) for item in value.values())
+    if isinstance(value, list):
+        if len(value) >= _LONG_LIST and _all_floats(value):
+            import numpy as np  # already loaded by every command that compares a run
+
+            return not bool((np.abs(np.array(value)) < _HUGE).all())
+        return any(_holds_huge_float(item) for item in value)
+    return False
 
 
 def _as_json_reads_it(value):

@@ -85,7 +85,9 @@ def test_stored_form_of_json_is_the_text_round_trip():
 
 
 @pytest.mark.parametrize("text", ['{"a": NaN, "b": [Infinity, -Infinity]}', '{"big": 1180591620717411303424}',
-                                  '{"a": [0.1, 1e-05, 5e-324], "b": {"c": null}}'])
+                                  '{"a": [0.1, 1e-05, 5e-324], "b": {"c": null}}',
+                                  '{"small": [0.00012345678901234567, -0.00098765432109876543], "n": -123456789012345678901}',
+                                  '{"f": [12345678901234567890.5, 1234567890123456789012e-3, 1.5E+25]}'])
 def test_json_golden_files_read_as_json_reads_them(tmp_path, text):
     path = tmp_path / "g.json"
     path.write_text(text)
