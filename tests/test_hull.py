@@ -82,6 +82,7 @@ def test_minimum_area_rectangle_rejects_no_points():
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(-100, 100), st.floats(-100, 100)), min_size=3, max_size=30))
+@pytest.mark.filterwarnings("ignore::RuntimeWarning:shapely")  # shapely's own arithmetic on collinear points
 def test_minimum_area_rectangle_matches_shapely_and_brute_force(raw):
     points = np.array(raw, dtype=float)
     reference = shapely.minimum_rotated_rectangle(shapely.MultiPoint(points))
