@@ -28,7 +28,7 @@ import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners
 from hbb2obb.geometry.iou import iou_pairs
-from hbb2obb.geometry.polygon import repair_corners, shoelace
+from hbb2obb.geometry.polygon import planar, repair_corners, shoelace
 
 _ASPECT_SCALE = 4.0 / np.pi**2
 _BLOCK = 16384  # pairs per pass of distance_ious
@@ -119,8 +119,8 @@ def enclosing_extent(gt, pred) -> np.ndarray:
     [[110.0, 110.0]]
     """
     gt, pred = _aligned(gt, pred)
-    gx, gy = _planar(gt)
-    px, py = _planar(pred)
+    gx, gy = planar(gt)
+    px, py = planar(pred)
     first, second = np.hypot(gx[1] - gx[0], gy[1] - gy[0]), np.hypot(gx[2] - gx[1], gy[2] - gy[1])
     return np.stack(_enclosing_planar(gx, gy, px, py, first, second), axis=1)
 
@@ -169,7 +169,7 @@ def distance_ious(gt, pred, iou: Optional[np.ndarray] = None, *, repaired: bool 
         if not repaired:
             gt_block, pred_block = repair_corners(gt_block)[0], repair_corners(pred_block)[0]
         block_iou = iou_pairs(gt_block, pred_block) if iou is None else iou[start:start + _BLOCK]
-        parts.append(_distance_block(*_planar(gt_block), *_planar(pred_block), block_iou))
+        parts.append(_distance_block(*planar(gt_block), *planar(pred_block), block_iou))
     if len(parts) == 1:
         return parts[0]
     return DistanceIoU(*(np.concatenate(column) for column in zip(*parts)))
@@ -201,16 +201,6 @@ def _distance_block(gx, gy, px, py, iou: np.ndarray) -> DistanceIoU:
     alpha = _ratio(v, (1.0 - iou) + v)
     ciou = diou - alpha * v
     return DistanceIoU(iou, giou, diou, ciou, np.sqrt(center_distance2))
-
-
-def _planar(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(n, 4, 2)`` corners as contiguous ``(4, n)`` rows ``x``, ``y``.
-
-    One copy of the whole transposed block: several times faster than copying the x and the
-    y columns one after the other (each of those passes reads the whole block).
-    """
-    xy = np.ascontiguousarray(corners.transpose(2, 1, 0))
-    return xy[0], xy[1]
 
 
 def _centre_planar(x: np.ndarray) -> np.ndarray:

@@ -28,8 +28,13 @@ _PREV = np.array([3, 0, 1, 2])
 
 
 def planar(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(n, 4, 2)`` corners as contiguous ``(4, n)`` arrays ``x``, ``y`` (private helper)."""
-    return np.ascontiguousarray(corners[..., 0].T), np.ascontiguousarray(corners[..., 1].T)
+    """``(n, 4, 2)`` corners as contiguous ``(4, n)`` arrays ``x``, ``y`` (private helper).
+
+    One copy of the whole transposed block: several times faster than copying the x and the
+    y columns one after the other (each of those passes reads the whole block).
+    """
+    xy = np.ascontiguousarray(corners.transpose(2, 1, 0))
+    return xy[0], xy[1]
 
 
 def shoelace(x: np.ndarray, y: np.ndarray) -> np.ndarray:
