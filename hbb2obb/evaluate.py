@@ -24,7 +24,7 @@ from hbb2obb.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_f
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.matching import match_pairs
-from hbb2obb.metrics import class_statistics, pair_statistics
+from hbb2obb.metrics import class_statistics, dense_classes, pair_statistics
 from hbb2obb.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
 CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
@@ -123,10 +123,10 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) ->
     # Pairs never cross frames (nor classes, unless class-agnostic): one search for the chunk.
     gt_group, pred_group = frames.gt_frame, frames.pred_frame
     if not settings.class_agnostic:
-        dense_class = np.unique(np.concatenate([gt.class_id, pred.class_id]), return_inverse=True)[1].reshape(-1)
-        span = int(dense_class.max()) + 1 if dense_class.size else 1
-        gt_group = gt_group * span + dense_class[: len(gt)]
-        pred_group = pred_group * span + dense_class[len(gt):]
+        classes, gt_class, pred_class = dense_classes(gt.class_id, pred.class_id)
+        span = max(len(classes), 1)
+        gt_group = gt_group * span + gt_class
+        pred_group = pred_group * span + pred_class
     pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
     pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)

@@ -96,7 +96,7 @@ def class_statistics(table, overlap) -> dict:
     >>> sorted(stats), stats[0]["matches"], stats[0]["ious"], stats[4]["gt_total"], stats[4]["spatial_match"]
     ([0, 4], 1, [1.0], 1, 0.0)
     """
-    classes, gt_class, pred_class = _dense_classes(table.gt.class_id, table.pred.class_id)
+    classes, gt_class, pred_class = dense_classes(table.gt.class_id, table.pred.class_id)
     n_classes = len(classes)
     gt_total = np.bincount(gt_class, minlength=n_classes)
     pred_total = np.bincount(pred_class, minlength=n_classes)
@@ -125,8 +125,15 @@ def class_statistics(table, overlap) -> dict:
     return class_stats
 
 
-def _dense_classes(gt_class: np.ndarray, pred_class: np.ndarray):
-    """The sorted classes of both sides, and each box's index into them."""
+def dense_classes(gt_class: np.ndarray, pred_class: np.ndarray):
+    """The sorted classes of both sides, and each box's index into them.
+
+    Examples
+    --------
+    >>> classes, gt_dense, pred_dense = dense_classes(np.array([7, 2, 7]), np.array([9]))
+    >>> classes.tolist(), gt_dense.tolist(), pred_dense.tolist()
+    ([2, 7, 9], [1, 0, 1], [2])
+    """
     both = np.concatenate([gt_class, pred_class]).astype(np.int64, copy=False)
     if both.size == 0:
         return both, both[:0], both[:0]
