@@ -234,7 +234,7 @@ def test_kill_mid_sweep_then_resume(data):
     """A real interruption: SIGKILL once the first point is on disk; --resume measures the rest."""
     exe = Path(sys.executable).with_name("hbb2obb-optimize")
     args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "slow", "--no_plot", "-nb",
-            "--command", TOOL + " --sleep 1.0", "-sf", "0", "0.01", "0.02", "0.03"]
+            "--command", TOOL + " --sleep 0.3", "-sf", "0", "0.01", "0.02", "0.03"]
     path = data / "benchmark_results" / "slow" / "results.yaml"
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
