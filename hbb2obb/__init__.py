@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 from hbb2obb.boxes import Boxes  # noqa: E402
 from hbb2obb.errors import Hbb2ObbError, InputError, LabelFormatError, UsageError  # noqa: E402
 from hbb2obb.geometry import calculate_obb_iou, orientation_error  # noqa: E402
-from hbb2obb.evaluate import evaluate_obb  # noqa: E402
+from hbb2obb.scoring.evaluate import evaluate_obb  # noqa: E402
 
 __all__ = [
     "Boxes",

@@ -378,8 +378,8 @@ began = time.perf_counter()
 import json, sys
 import hbb2obb.cli.eval as cli
 imported = time.perf_counter()
-import hbb2obb.evaluate as core
-import hbb2obb.frames as frames
+import hbb2obb.scoring.evaluate as core
+import hbb2obb.scoring.frames as frames
 spent = {}
 def wrap(module, name, label):
     original = getattr(module, name, None)

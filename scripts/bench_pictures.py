@@ -63,8 +63,8 @@ def main() -> int:
         print(f"no data in {args.data} (needs labels_obb_gt/ and images/)", file=sys.stderr)
         return 2
 
-    from hbb2obb.analysis import worst_pairs
-    from hbb2obb.evaluate import evaluate_frames
+    from hbb2obb.analysis.cuts import worst_pairs
+    from hbb2obb.scoring.evaluate import evaluate_frames
     from hbb2obb.io import ImageSizes
     from hbb2obb.plotting.contact_sheet import write_contact_sheet
     from hbb2obb.plotting.overlay import write_overlays

@@ -22,9 +22,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
-from hbb2obb.analysis import worst_pairs
-from hbb2obb.evaluate import evaluate_frames
-from hbb2obb.identity_baseline import match_identity_baseline
+from hbb2obb.analysis.cuts import worst_pairs
+from hbb2obb.scoring.evaluate import evaluate_frames
+from hbb2obb.analysis.identity_baseline import match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.plotting.contact_sheet import contact_sheet
 from hbb2obb.plotting.overlay import overlay_frame
@@ -42,7 +42,7 @@ def most_telling_frame(table) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", type=Path, help="a dataset written by python -m hbb2obb.synthetic")
+    parser.add_argument("data", type=Path, help="a dataset written by python -m hbb2obb.synthetic.dataset")
     parser.add_argument("docs", type=Path, help="folder to write worst_iou.png and overlay.jpg into")
     parser.add_argument("--tiles", type=int, default=12, help="tiles on the sheet (default 12)")
     parser.add_argument("--size", type=int, default=1200, help="overlay long side in pixels (default 1200)")

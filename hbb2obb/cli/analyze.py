@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from hbb2obb.analysis import (
+from hbb2obb.analysis.cuts import (
     analyze,
     difficult_flags,
     ground_truth_properties,
@@ -16,14 +16,14 @@ from hbb2obb.analysis import (
     orientation_partition,
     standard_cuts,
 )
-from hbb2obb.analysis_report import render_analysis, render_markdown
+from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
-from hbb2obb.compare import compare_cuts
+from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.evaluate import EvalSettings
-from hbb2obb.identity_baseline import identity_summary, match_identity_baseline
+from hbb2obb.scoring.evaluate import EvalSettings
+from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 
 PROGRAM = "hbb2obb-analyze"
@@ -49,7 +49,7 @@ def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
 
 
 def _write_outputs(out_dir: Path, data: dict, names) -> None:
-    from hbb2obb.analysis_plot import plot_analysis
+    from hbb2obb.plotting.analysis import plot_analysis
 
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

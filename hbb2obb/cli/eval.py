@@ -9,13 +9,13 @@ import click
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, overlay_options
 from hbb2obb.errors import UsageError
-from hbb2obb.evaluate import EvalSettings, evaluate_frames
-from hbb2obb.frames import MISSING_PRED_POLICIES, plan_frames
-from hbb2obb.gates import check_gates, parse_gate
-from hbb2obb.golden import compare_to_golden, load_golden, render_comparison, stored_form
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_frames
+from hbb2obb.scoring.gates import check_gates, parse_gate
+from hbb2obb.scoring.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.report import render_report, render_unmatched
-from hbb2obb.serialize import metrics_json, write_metrics
+from hbb2obb.report.eval_report import render_report, render_unmatched
+from hbb2obb.report.serialize import metrics_json, write_metrics
 
 PROGRAM = "hbb2obb-eval"
 

@@ -11,21 +11,21 @@ from pathlib import Path
 import click
 import yaml
 
-from hbb2obb.benchmark import (DEFAULT_MISSING_PRED, RunSpec, default_converter, frame_count,
+from hbb2obb.sweep.benchmark import (DEFAULT_MISSING_PRED, RunSpec, default_converter, frame_count,
                                load_benchmark, mean_point_seconds, plan_run, render_benchmark_folder,
                                render_run_folder, run_folders, select_runs)
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.eval import evaluation_options
-from hbb2obb.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_client, describe_cluster, parse_scheduler,
+from hbb2obb.sweep.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_client, describe_cluster, parse_scheduler,
                                    require_distributed, with_absolute_paths)
 from hbb2obb.errors import UsageError
-from hbb2obb.evaluate import resolve_jobs
-from hbb2obb.frames import MISSING_PRED_POLICIES
-from hbb2obb.sweep import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
+from hbb2obb.scoring.evaluate import resolve_jobs
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES
+from hbb2obb.sweep.runner import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
                            make_executor, measured_records, read_yaml, run_config_document, run_sweeps,
                            write_yaml_atomic)
-from hbb2obb.sweep_report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
-from hbb2obb.textable import render_table
+from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
+from hbb2obb.report.textable import render_table
 
 PROGRAM = "hbb2obb-optimize"
 #: Options that describe one run; with -c/--config they belong in the file instead.
@@ -158,7 +158,7 @@ def _benchmark_summary(folder, runs, command_line, inputs, config_name, plot_met
 
 
 def _dry_run(plans, inputs, resume: bool, title: str) -> str:
-    from hbb2obb.sweep_report import render_dry_run
+    from hbb2obb.sweep.report import render_dry_run
 
     entries = []
     for plan in plans:

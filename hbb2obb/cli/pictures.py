@@ -46,8 +46,8 @@ def emit_worst_sheets(program: str, result, worst: int, img_source: Optional[Pat
     lowest IoU and of largest angle error, with the HBB prompts when ``hbb_dir`` is given."""
     if not worst or out_dir is None or img_source is None:
         return
-    from hbb2obb.analysis import worst_pairs
-    from hbb2obb.identity_baseline import match_identity_baseline
+    from hbb2obb.analysis.cuts import worst_pairs
+    from hbb2obb.analysis.identity_baseline import match_identity_baseline
     from hbb2obb.plotting.contact_sheet import write_contact_sheet
     from hbb2obb.plotting.pixels import FrameImages
 

@@ -48,7 +48,7 @@ from hbb2obb.converters.image_fit import (
 )
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.geometry.hull import convex_hull, mask_outline_points, minimum_area_rectangle
-from hbb2obb.segmentation import foreground_log_odds, kmeans, morphology, select_components
+from hbb2obb.converters.segmentation import foreground_log_odds, kmeans, morphology, select_components
 
 LABEL_SUFFIX = ".txt"
 #: Width of the background ring around the scaled box, as a fraction of the HBB's short side.

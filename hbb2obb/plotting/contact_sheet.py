@@ -148,7 +148,7 @@ def contact_sheet(table, rows: Sequence[int], images=None, hbb=None, label_map: 
         image gets a grey tile with the boxes alone; :attr:`FrameImages.missing` records it.
     hbb : ndarray (len(table.gt), 4, 2) or Boxes, optional
         The HBB prompt of every ground-truth row (NaN where none), drawn dashed: the
-        ``prompt_corners`` of :func:`hbb2obb.identity_baseline.match_identity_baseline`.
+        ``prompt_corners`` of :func:`hbb2obb.analysis.identity_baseline.match_identity_baseline`.
     label_map : dict, optional
         Class id to name, for the captions.
     title : str, optional
@@ -168,7 +168,7 @@ def contact_sheet(table, rows: Sequence[int], images=None, hbb=None, label_map: 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from hbb2obb.evaluate import evaluate_frames
+    >>> from hbb2obb.scoring.evaluate import evaluate_frames
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> for sub, line in (("gt", "0 10 10 50 10 50 30 10 30"), ("pred", "0 12 10 52 10 52 30 12 30")):
     ...     (root / sub).mkdir()

@@ -63,7 +63,7 @@ class FrameBoxes:
 
 
 def frame_boxes(table, frame: int) -> FrameBoxes:
-    """Split frame ``frame``'s boxes of a :class:`~hbb2obb.evaluate.MatchTable` for drawing."""
+    """Split frame ``frame``'s boxes of a :class:`~hbb2obb.scoring.evaluate.MatchTable` for drawing."""
     gt_rows = np.flatnonzero(table.gt_frame == frame)
     pred_rows = np.flatnonzero(table.pred_frame == frame)
     hit = gt_rows[table.matched[gt_rows]]
@@ -120,7 +120,7 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from hbb2obb.evaluate import evaluate_frames
+    >>> from hbb2obb.scoring.evaluate import evaluate_frames
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> for sub, line in (("gt", "0 10 10 50 10 50 30 10 30"), ("pred", "0 12 10 52 10 52 30 12 30")):
     ...     (root / sub).mkdir()

@@ -1,0 +1,12 @@
+"""Scoring: pair label files into frames, match ground truth to predictions, build the metric dict.
+
+* :mod:`~hbb2obb.scoring.frames`: pairing files by name, loading one frame's boxes.
+* :mod:`~hbb2obb.scoring.matching`: ground truth to predictions from scored candidate pairs.
+* :mod:`~hbb2obb.scoring.evaluate`: evaluate, accumulate, summarize (``evaluate_obb``).
+* :mod:`~hbb2obb.scoring.metrics`: statistics of matched pairs, overall and per class.
+* :mod:`~hbb2obb.scoring.overlap_metrics`: GIoU, DIoU, CIoU, centre offset, spatial match.
+* :mod:`~hbb2obb.scoring.gates`: ``--require`` bounds checked against the metric dict.
+* :mod:`~hbb2obb.scoring.golden`: a run's metric dict compared with a stored one.
+
+Nothing is imported here, so a command pays only for the modules it uses.
+"""

@@ -1,0 +1,403 @@
+"""The scoring core: evaluate frames, accumulate one match table, summarize to the metric dict.
+
+Three steps, as in COCOeval: :func:`evaluate_frames` loads and matches frames (in chunks, so the
+IoU of many frames' candidate pairs is computed in one vectorized call, optionally in several
+processes), :class:`MatchTable` accumulates every ground-truth box and prediction with its
+match, and :func:`summarize` turns the table into the metric dict. Analysis cuts are masks over
+the same table.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from hbb2obb.boxes import Boxes
+from hbb2obb.errors import UsageError
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_frames
+from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
+from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.scoring.metrics import class_statistics, dense_classes, pair_statistics
+from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
+
+CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
+CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
+
+
+class Hbb2ObbWarning(UserWarning):
+    """Issued by :func:`evaluate_obb` for what the command line prints on stderr."""
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """Matching settings of SPEC 2; validated on construction."""
+
+    excluded_classes: tuple = ()
+    iou_threshold: float = 0.1
+    class_agnostic: bool = False
+    exclude_edge_cases: bool = False
+    edge_tolerance: float = 1.0
+    one_to_one: bool = False
+    missing_pred: str = "skip"
+    spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD
+
+    def __post_init__(self):
+        object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
+        if not 0.0 <= float(self.iou_threshold) < 1.0:
+            raise UsageError(f"iou threshold must be in [0, 1), got {self.iou_threshold}")
+        if self.edge_tolerance < 0:
+            raise UsageError(f"edge tolerance must not be negative, got {self.edge_tolerance}")
+        if self.missing_pred not in MISSING_PRED_POLICIES:
+            raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}")
+        if not 0.0 < float(self.spatial_threshold) <= 1.0:
+            raise UsageError(f"spatial threshold must be in (0, 1], got {self.spatial_threshold}")
+
+
+@dataclass(frozen=True)
+class MatchTable:
+    """Every scored box of a run and its match: the accumulated table analysis cuts mask.
+
+    Ground-truth rows and prediction rows are in frame order, then file order. ``frame`` arrays
+    index ``frame_names``; ``pred_index`` indexes the prediction rows and is meaningful only
+    where ``matched``; ``iou`` and ``angle_error`` are NaN where unmatched.
+    """
+
+    frame_names: tuple
+    frame_sizes: np.ndarray
+    gt: Boxes
+    gt_frame: np.ndarray
+    pred: Boxes
+    pred_frame: np.ndarray
+    matched: np.ndarray
+    pred_index: np.ndarray
+    best_iou: np.ndarray
+    iou: np.ndarray
+    angle_error: np.ndarray
+    pred_matched: np.ndarray
+
+    @property
+    def n_matches(self) -> int:
+        return int(self.matched.sum())
+
+    def pred_class_of_match(self) -> np.ndarray:
+        """Class of the prediction matched to each ground-truth box (rows where matched)."""
+        return self.pred.class_id[self.pred_index[self.matched]]
+
+
+@dataclass
+class EvaluationResult:
+    """What one evaluation produced: the table, the input health and the warnings.
+
+    ``warnings`` holds ``(kind, message)`` pairs in a fixed order, whatever ``jobs`` was.
+    """
+
+    table: MatchTable
+    settings: EvalSettings
+    plan: FramePlan
+    health: FrameHealth
+    warnings: list = field(default_factory=list)
+
+    @property
+    def metrics(self) -> dict:
+        return summarize(self)
+
+
+def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) -> tuple:
+    """Load and match a run of frames; returns the chunk's columns and its health."""
+    frames, health = load_frames(
+        specs,
+        sizes=sizes,
+        label_map=label_map,
+        excluded_classes=settings.excluded_classes,
+        exclude_edge_cases=settings.exclude_edge_cases,
+        edge_tolerance=settings.edge_tolerance,
+    )
+    gt, pred = frames.gt, frames.pred
+    # Pairs never cross frames (nor classes, unless class-agnostic): one search for the chunk.
+    gt_group, pred_group = frames.gt_frame, frames.pred_frame
+    if not settings.class_agnostic:
+        classes, gt_class, pred_class = dense_classes(gt.class_id, pred.class_id)
+        span = max(len(classes), 1)
+        gt_group = gt_group * span + gt_class
+        pred_group = pred_group * span + pred_class
+    pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
+    pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+    matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
+    angle_error = np.full(len(gt), np.nan)
+    rows = np.flatnonzero(matches.matched)
+    angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
+    sizes_arr = np.array([size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
+    columns = dict(
+        names=list(frames.names),
+        sizes=sizes_arr.reshape(-1, 2),
+        gt=gt,
+        gt_frame=frames.gt_frame,
+        pred=pred,
+        pred_frame=frames.pred_frame,
+        matched=matches.matched,
+        pred_index=matches.pred_index,
+        best_iou=matches.best_iou,
+        iou=matches.iou,
+        angle_error=angle_error,
+        pred_matched=matches.pred_matched,
+    )
+    return columns, health
+
+
+def _chunk_job(args):
+    return _match_chunk(*args)
+
+
+def _join(chunks: list) -> MatchTable:
+    """One table from the chunks' columns; each chunk's part of a column is released once copied."""
+    names = tuple(name for c in chunks for name in c["names"])
+    frame_base = np.cumsum([0] + [len(c["names"]) for c in chunks])[:-1]
+    pred_base = np.cumsum([0] + [len(c["pred"]) for c in chunks])[:-1]
+
+    def take(key, dtype, base=None):
+        parts = [c.pop(key) for c in chunks]
+        if not parts:
+            return np.zeros(0, dtype)
+        joined = np.concatenate(parts)
+        if base is not None:  # chunk-local indices to run-wide ones
+            joined += np.repeat(base, [len(part) for part in parts])
+        return joined
+
+    return MatchTable(
+        frame_names=names,
+        frame_sizes=np.concatenate([c.pop("sizes") for c in chunks]) if chunks else np.zeros((0, 2)),
+        gt=Boxes.concatenate([c.pop("gt") for c in chunks]),
+        gt_frame=take("gt_frame", np.int64, frame_base),
+        pred=Boxes.concatenate([c.pop("pred") for c in chunks]),
+        pred_frame=take("pred_frame", np.int64, frame_base),
+        matched=take("matched", bool),
+        pred_index=take("pred_index", np.int64, pred_base),
+        best_iou=take("best_iou", np.float64),
+        iou=take("iou", np.float64),
+        angle_error=take("angle_error", np.float64),
+        pred_matched=take("pred_matched", bool),
+    )
+
+
+def _batches(specs: list) -> list:
+    """Runs of consecutive frames, each of at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels.
+
+    A frame larger than the byte budget forms a batch of its own: memory follows the largest
+    frame, never the number of frames.
+    """
+    batches, current, size = [], [], 0
+    for spec in specs:
+        if current and (len(current) >= CHUNK_FRAMES or size + spec.label_bytes > CHUNK_BYTES):
+            batches.append(current)
+            current, size = [], 0
+        current.append(spec)
+        size += spec.label_bytes
+    if current:
+        batches.append(current)
+    return batches
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``0`` means every core; negative is a usage error."""
+    if jobs < 0:
+        raise UsageError(f"--jobs must be 0 (all cores) or positive, got {jobs}")
+    return jobs or (os.cpu_count() or 1)
+
+
+def evaluate_frames(
+    gt_dir,
+    pred_dir,
+    settings: EvalSettings = EvalSettings(),
+    *,
+    sizes: Optional[ImageSizes] = None,
+    label_map: Optional[dict] = None,
+    jobs: int = 1,
+    progress: Optional[Callable[[int], None]] = None,
+    plan: Optional[FramePlan] = None,
+) -> EvaluationResult:
+    """Pair, load and match every frame; the accumulated result of a whole run.
+
+    Parameters
+    ----------
+    gt_dir, pred_dir : path-like
+        Folders of label files, paired by file name.
+    settings : EvalSettings
+    sizes : ImageSizes, optional
+        Frame sizes, for normalized labels and edge exclusion.
+    label_map : dict, optional
+        Class names, needed to read DOTA files.
+    jobs : int
+        Processes to spread frames over (``0``: every core). Results are identical for any value.
+    progress : callable, optional
+        Called with the number of frames finished since the last call.
+    plan : FramePlan, optional
+        A pairing already made by :func:`plan_frames`.
+    """
+    sizes = sizes or ImageSizes()
+    if settings.exclude_edge_cases and not sizes.known:
+        raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
+    plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred)
+    specs = list(plan.frames)
+    batches = _batches(specs)
+    jobs = resolve_jobs(jobs)
+    chunks, health = [], FrameHealth()
+    work = [(batch, settings, sizes, label_map) for batch in batches]
+    if jobs > 1 and len(batches) > 1:
+        from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
+            outputs = pool.map(_chunk_job, work)
+            for batch, (columns, chunk_health) in zip(batches, outputs):
+                chunks.append(columns)
+                health.add(chunk_health)
+                if progress:
+                    progress(len(batch))
+    else:
+        for batch, item in zip(batches, work):
+            columns, chunk_health = _chunk_job(item)
+            chunks.append(columns)
+            health.add(chunk_health)
+            if progress:
+                progress(len(batch))
+    result = EvaluationResult(_join(chunks), settings, plan, health)
+    result.warnings.extend(_warnings_of(result, sizes))
+    return result
+
+
+def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str, str]]:
+    """``(kind, message)`` pairs, in a fixed order; the kind lets a printer summarize repeats."""
+    policy = "scored with no predictions" if result.settings.missing_pred == "empty" else "skipped"
+    out = [("missing prediction file", f"no prediction file for {p.name}: frame {policy}")
+           for p in result.plan.missing_pred]
+    out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")
+            for p in result.plan.orphan_pred]
+    per_file = Counter(problem.path for problem in result.health.problems)
+    seen_files = set()
+    for problem in result.health.problems:
+        if problem.path not in seen_files:  # once per file: the first broken line, and how many
+            seen_files.add(problem.path)
+            count = per_file[problem.path]
+            more = f" ({count} broken lines in this file, all skipped)" if count > 1 else " (line skipped)"
+            out.append(("broken prediction file", f"{problem}{more}"))
+    sides = result.health.normalized_sides
+    if "mixed" in sides:
+        out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
+                    "pixels: give --img_source or --img_width/--img_height to scale them, or the scores mean nothing"))
+    elif sides and not sizes.known:
+        out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
+                    "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
+    if result.health.reordered_boxes:
+        out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
+                    "(bow-tie): reordered"))
+    if result.health.degenerate_boxes:
+        out.append(("geometry", f"{result.health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
+    return out
+
+
+def summarize(result: EvaluationResult) -> dict:
+    """The metric dict of SPEC 3 from an accumulated run."""
+    table, settings, health = result.table, result.settings, result.health
+    matched = table.matched
+    metrics = {
+        "total_gt": len(table.gt),
+        "total_pred": len(table.pred),
+        "total_matches": int(matched.sum()),
+        "total_unmatched_gt": int((~matched).sum()),
+        "total_unmatched_pred": int((~table.pred_matched).sum()),
+        "cross_class_matches": int((table.gt.class_id[matched] != table.pred_class_of_match()).sum()),
+        "total_edge_cases": health.total_edge_cases,
+    }
+    metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
+    overlap = row_overlap(table, settings.spatial_threshold)
+    metrics.update(overlap_statistics(overlap))
+    metrics["class_stats"] = class_statistics(table, overlap)
+    metrics.update(
+        class_agnostic=bool(settings.class_agnostic),
+        exclude_edge_cases=bool(settings.exclude_edge_cases),
+        excluded_classes=list(settings.excluded_classes),
+        iou_threshold=float(settings.iou_threshold),
+        spatial_threshold=float(settings.spatial_threshold),
+        one_to_one=bool(settings.one_to_one),
+        frames_scored=len(table.frame_names),
+        missing_pred_files=len(result.plan.missing_pred),
+        orphan_pred_files=len(result.plan.orphan_pred),
+        skipped_pred_lines=health.skipped_pred_lines,
+        reordered_boxes=health.reordered_boxes,
+        degenerate_boxes=health.degenerate_boxes,
+    )
+    return metrics
+
+
+def evaluate_obb(
+    gt_dir,
+    pred_dir,
+    excluded_classes=None,
+    iou_threshold: float = 0.1,
+    class_agnostic: bool = False,
+    exclude_edge_cases: bool = False,
+    edge_tolerance: float = 1,
+    img_width: Optional[float] = None,
+    img_height: Optional[float] = None,
+    debug: bool = False,
+    no_bar: bool = True,
+    *,
+    img_source=None,
+    map_path=None,
+    one_to_one: bool = False,
+    missing_pred: str = "skip",
+    jobs: int = 1,
+    spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
+) -> dict:
+    """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
+
+    The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
+    calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
+    command line prints; this function only computes). Warnings are issued as
+    :class:`Hbb2ObbWarning`.
+
+    Returns
+    -------
+    dict
+        The metric dict of SPEC 3: counts, IoU and angle statistics, ``class_stats`` per
+        ground-truth class, the settings, and the input-health counters.
+
+    Raises
+    ------
+    hbb2obb.errors.Hbb2ObbError
+        A missing folder, a broken ground-truth line (``file:line``), bad settings.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for sub, line in (("gt", "0 0 0 10 0 10 5 0 5"), ("pred", "0 1 0 11 0 11 5 1 5")):
+    ...     (root / sub).mkdir()
+    ...     _ = (root / sub / "f.txt").write_text(line + "\\n")
+    >>> m = evaluate_obb(root / "gt", root / "pred")
+    >>> m["total_matches"], round(m["avg_iou"], 4)
+    (1, 0.8182)
+    """
+    del debug, no_bar
+    settings = EvalSettings(
+        excluded_classes=tuple(excluded_classes or ()),
+        iou_threshold=iou_threshold,
+        class_agnostic=class_agnostic,
+        exclude_edge_cases=exclude_edge_cases,
+        edge_tolerance=edge_tolerance,
+        one_to_one=one_to_one,
+        missing_pred=missing_pred,
+        spatial_threshold=spatial_threshold,
+    )
+    sizes = ImageSizes(img_source, img_width, img_height)
+    label_map = load_label_map(map_path)
+    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs)
+    for _, message in result.warnings:
+        warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
+    return result.metrics

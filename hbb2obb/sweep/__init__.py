@@ -1,0 +1,7 @@
+"""Sweeps: a converter's parameter grid scored point by point, and benchmarks of several sweeps.
+
+* :mod:`~hbb2obb.sweep.runner`: expand a grid, score every point, keep results on disk.
+* :mod:`~hbb2obb.sweep.report`: read sweep folders back; ``summary.txt`` and dry-run plans.
+* :mod:`~hbb2obb.sweep.benchmark`: several sweeps from one YAML file, and their documents.
+* :mod:`~hbb2obb.sweep.dask_executor`: grid points on a Dask cluster (``--scheduler``).
+"""

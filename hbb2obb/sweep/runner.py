@@ -1,0 +1,513 @@
+"""Grid sweeps of a converter (SPEC 6): expand a grid, score every point, keep results on disk.
+
+Four small pieces, so each can be swapped alone:
+
+- :class:`Grid` and :func:`build_grid`: the axes and their values, checked against the
+  converter's parameters before anything runs.
+- :func:`run_grid_point`: one point, a pure function of plain, picklable arguments that returns
+  a plain dict (its *record*): convert every HBB file into a temporary folder, score it with
+  the shared core, and keep the metric dict without per-class detail.
+- executors (:func:`serial_executor`, :class:`ProcessExecutor`, and on a cluster
+  :class:`hbb2obb.sweep.dask_executor.DaskExecutor`): call a function on a list of argument tuples
+  and yield ``(index, result)`` as results arrive, in any order.
+- :func:`run_sweep` (:func:`run_sweeps` for several at once): feed the points that are still
+  missing to an executor and write ``results.yaml`` atomically after every point, in grid
+  order, so an interrupted sweep can resume and the file is the same whichever executor
+  produced it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Optional
+
+import yaml
+
+from hbb2obb.converters import get_converter
+from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames, resolve_jobs
+from hbb2obb.io import ImageSizes, load_label_map
+
+RESULTS_NAME = "results.yaml"
+RUN_CONFIG_NAME = "run_config.yaml"
+SUMMARY_NAME = "summary.txt"
+
+#: The reference tool's three axes, in its loop order (outermost first), and their defaults.
+STANDARD_AXES = ("imgsz", "scale_factor", "opening_kernel_percentage")
+DEFAULT_AXIS_VALUES = {
+    "imgsz": (640, 960, 1280),
+    "scale_factor": (-0.01, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1),
+    "opening_kernel_percentage": (0.15,),
+}
+#: Command-line and config spellings of the reference tool, mapped to parameter names.
+AXIS_SPELLINGS = {"scale_factors": "scale_factor", "opening_kernels": "opening_kernel_percentage"}
+
+#: Keys of a record that are not grid axes: the metric dict of SPEC 3 and the bookkeeping.
+METRIC_KEYS = (
+    "total_gt", "total_pred", "total_matches", "total_unmatched_gt", "total_unmatched_pred",
+    "cross_class_matches", "total_edge_cases", "avg_iou", "std_iou", "sem_iou", "median_iou",
+    "iou_fractions", "avg_angle_error", "std_angle_error", "median_angle_error", "p90_angle_error",
+    "class_stats", "class_agnostic", "exclude_edge_cases", "excluded_classes", "iou_threshold",
+    "one_to_one", "frames_scored", "missing_pred_files", "orphan_pred_files", "skipped_pred_lines",
+    "reordered_boxes", "degenerate_boxes",
+)
+BOOKKEEPING_KEYS = ("execution_time", "status", "error", "fallbacks", "skipped_hbb_lines", "exit_code")
+RESERVED_KEYS = frozenset(METRIC_KEYS + BOOKKEEPING_KEYS)
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def canonical_axis(name: str) -> str:
+    """The parameter name of an axis, whichever spelling was used."""
+    return AXIS_SPELLINGS.get(name, name)
+
+
+def freeze(value):
+    """A hashable, order-insensitive-to-type form of an axis value (``0 == 0.0``, lists as tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def plain(value):
+    """An axis value as YAML can write it safely (tuples become lists)."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def format_value(value) -> str:
+    """An axis value for people: ``0.05``, ``1280``, ``0.02,0.05``."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(format_value(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Named axes, each with its values; the points are their product, first axis outermost.
+
+    Examples
+    --------
+    >>> g = Grid((("imgsz", (640, 1280)), ("scale_factor", (0.0, 0.05))))
+    >>> g.size, g.points()[1]
+    (4, {'imgsz': 640, 'scale_factor': 0.05})
+    >>> g.describe()
+    '2 imgsz x 2 scale_factor = 4 points'
+    """
+
+    axes: tuple = ()
+
+    @property
+    def names(self) -> tuple:
+        return tuple(name for name, _ in self.axes)
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(values) for _, values in self.axes)
+
+    def points(self) -> list[dict]:
+        return [dict(zip(self.names, combo)) for combo in itertools.product(*(v for _, v in self.axes))]
+
+    def key(self, point: dict) -> Optional[tuple]:
+        """The point's identity; ``None`` when it lacks one of the axes."""
+        if any(name not in point for name in self.names):
+            return None
+        return tuple(freeze(point[name]) for name in self.names)
+
+    def describe(self) -> str:
+        parts = " x ".join(f"{len(values)} {name}" for name, values in self.axes) or "no axes"
+        return f"{parts} = {self.size} point{'s' if self.size != 1 else ''}"
+
+    def as_dict(self) -> dict:
+        return {name: [plain(v) for v in values] for name, values in self.axes}
+
+
+def build_grid(converter, axes: dict) -> Grid:
+    """The grid of ``axes`` (name -> values) for ``converter``, every point checked.
+
+    Axis names may use the reference spellings (``scale_factors``, ``opening_kernels``). The
+    reference tool's axes that the converter has but ``axes`` leaves out take the converter's
+    ``default_axes``, else the reference defaults; an axis the converter does not have is a usage error, as is a point the converter
+    rejects (e.g. a scale factor of -0.6), so nothing runs on a grid that would fail half way.
+    """
+    given: dict = {}
+    for name, values in axes.items():
+        parameter = canonical_axis(name)
+        if parameter in given:
+            raise UsageError(f"axis {parameter!r} is given twice")
+        if parameter in RESERVED_KEYS:
+            raise UsageError(f"{parameter!r} is a metric name, not a converter parameter")
+        values = tuple(values) if isinstance(values, (list, tuple)) else (values,)
+        if not values:
+            raise UsageError(f"axis {parameter!r} has no values")
+        if len({freeze(v) for v in values}) != len(values):
+            raise UsageError(f"axis {parameter!r} repeats a value: {', '.join(map(format_value, values))}")
+        given[parameter] = values
+    unknown = [name for name in given if name not in converter.parameters]
+    if unknown:
+        converter.check_parameters({name: given[name][0] for name in unknown})  # raises, naming them
+    defaults = {**DEFAULT_AXIS_VALUES, **converter.default_axes}
+    ordered = [(name, given.pop(name) if name in given else tuple(defaults[name]))
+               for name in STANDARD_AXES if name in converter.parameters]
+    grid = Grid(tuple(ordered) + tuple(given.items()))
+    for point in grid.points():
+        converter.check_parameters(point)
+    return grid
+
+
+@dataclass(frozen=True)
+class SweepInputs:
+    """Where a sweep reads: images (may be absent for converters that need none), prompts, truth."""
+
+    img_source: Optional[Path]
+    gt_dir: Path
+    hbb_dir: Path
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """How every grid point is scored: the matching settings and what tells the frame size."""
+
+    settings: EvalSettings = EvalSettings()
+    img_width: Optional[float] = None
+    img_height: Optional[float] = None
+    map_path: Optional[Path] = None
+
+    def as_dict(self) -> dict:
+        s = self.settings
+        return {"excluded_classes": list(s.excluded_classes), "iou_threshold": s.iou_threshold,
+                "class_agnostic": s.class_agnostic, "exclude_edge_cases": s.exclude_edge_cases,
+                "edge_tolerance": s.edge_tolerance, "one_to_one": s.one_to_one, "missing_pred": s.missing_pred,
+                "img_width": self.img_width, "img_height": self.img_height,
+                "map_path": None if self.map_path is None else str(self.map_path)}
+
+
+def run_grid_point(converter_name: str, converter_options: dict, params: dict, inputs: SweepInputs,
+                   evaluation: EvalSpec) -> dict:
+    """Convert and score one grid point; the record of SPEC 6 as a plain dict.
+
+    ``status`` is ``"ok"`` (with the metric keys), ``"failed"`` when the converter failed
+    (``error`` holds why; the sweep goes on) or ``"error"`` when the inputs are unusable (a
+    broken ground-truth line: the sweep must stop). ``execution_time`` is the conversion's wall
+    time in seconds, scoring excluded.
+    """
+    record = {name: plain(value) for name, value in params.items()}
+    try:
+        converter = get_converter(converter_name, **converter_options)
+        with tempfile.TemporaryDirectory(prefix="hbb2obb-sweep-") as scratch:
+            out_dir = Path(scratch) / "obb"
+            start = time.perf_counter()
+            report = converter.convert(inputs.hbb_dir, out_dir, dict(params), img_source=inputs.img_source)
+            seconds = time.perf_counter() - start
+            if not report.ok:
+                return {**record, "execution_time": seconds, "status": "failed", "error": report.error}
+            image_dir = inputs.img_source if inputs.img_source is not None and inputs.img_source.is_dir() else None
+            sizes = ImageSizes(image_dir, evaluation.img_width, evaluation.img_height)
+            result = evaluate_frames(inputs.gt_dir, out_dir, evaluation.settings, sizes=sizes,
+                                     label_map=load_label_map(evaluation.map_path))
+            metrics = result.metrics
+    except Hbb2ObbError as exc:
+        return {**record, "status": "error", "error": str(exc), "exit_code": exc.exit_code}
+    except Exception as exc:  # a converter's own bug or resource failure: record it, keep sweeping
+        tail = traceback.format_exc().strip().splitlines()[-3:]
+        return {**record, "execution_time": 0.0, "status": "failed",
+                "error": f"{type(exc).__name__}: {exc}\n" + "\n".join(tail)}
+    record.update((k, v) for k, v in metrics.items() if k != "class_stats")
+    if report.fallbacks:
+        record["fallbacks"] = report.fallbacks
+    if report.details.get("skipped_hbb_lines"):
+        record["skipped_hbb_lines"] = int(report.details["skipped_hbb_lines"])
+    record["execution_time"] = seconds
+    record["status"] = "ok"
+    return record
+
+
+Executor = Callable[[Callable, list], Iterator[tuple]]
+
+
+def serial_executor(function: Callable, calls: list) -> Iterator[tuple]:
+    """Call ``function(*args)`` for each argument tuple in turn; yield ``(index, result)``."""
+    for index, args in enumerate(calls):
+        yield index, function(*args)
+
+
+class ProcessExecutor:
+    """Spread calls over ``jobs`` processes; yield ``(index, result)`` as each one finishes.
+
+    Stopping the iteration early (an error, Ctrl-C) cancels the calls not yet started.
+    """
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+
+    def __call__(self, function: Callable, calls: list) -> Iterator[tuple]:
+        if not calls:
+            return
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
+            futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+
+
+def make_executor(jobs: int) -> Executor:
+    """Serial for one job, a process pool otherwise (``0``: every core)."""
+    jobs = resolve_jobs(jobs)
+    return serial_executor if jobs == 1 else ProcessExecutor(jobs)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Everything one sweep needs, resolved and checked: what to run and where to write."""
+
+    name: str
+    folder: Path
+    converter: str
+    converter_options: dict
+    grid: Grid
+    inputs: SweepInputs
+    evaluation: EvalSpec = field(default_factory=EvalSpec)
+
+
+def best_record(records: Iterable[dict], metric: str = "avg_iou") -> Optional[dict]:
+    """The ok record of highest ``metric``; the first in grid order wins a tie."""
+    best = None
+    for record in records:
+        if record.get("status", "ok") == "ok" and metric in record:
+            if best is None or record[metric] > best[metric]:
+                best = record
+    return best
+
+
+def results_document(records: list, sweep_seconds: float) -> dict:
+    """The content of ``results.yaml``: the reference layout, records in grid order."""
+    best = best_record(records)
+    return {"best_parameters": None if best is None else dict(best), "all_results": [dict(r) for r in records],
+            "sweep_seconds": float(sweep_seconds)}
+
+
+def write_yaml_atomic(path: Path, document: dict) -> None:
+    """Write YAML so that a reader (or a kill) never sees a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_yaml(path: Path) -> dict:
+    """A YAML mapping from disk; a file that is not one is an :class:`InputError`."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def measured_records(plan: SweepPlan, document: Optional[dict]) -> dict:
+    """Records of an earlier attempt that belong to ``plan``'s grid and succeeded, by point key."""
+    kept = {}
+    for record in (document or {}).get("all_results") or []:
+        if not isinstance(record, dict) or record.get("status", "ok") != "ok":
+            continue
+        key = plan.grid.key(record)
+        if key is not None and key in {plan.grid.key(p) for p in plan.grid.points()}:
+            kept[key] = record
+    return kept
+
+
+def is_complete(plan: SweepPlan, document: Optional[dict]) -> bool:
+    """Whether a results document holds exactly the plan's grid, every point measured."""
+    records = (document or {}).get("all_results") or []
+    keys = [plan.grid.key(r) for r in records if isinstance(r, dict)]
+    wanted = [plan.grid.key(p) for p in plan.grid.points()]
+    ok = all(isinstance(r, dict) and r.get("status", "ok") == "ok" for r in records)
+    return ok and len(keys) == len(wanted) and set(keys) == set(wanted)
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep left in ``results.yaml``, and what it measured this time."""
+
+    records: list
+    best: Optional[dict]
+    sweep_seconds: float
+    measured: int
+    reused: int
+
+    @property
+    def failed(self) -> list:
+        return [r for r in self.records if r.get("status") == "failed"]
+
+
+@dataclass
+class _SweepState:
+    """One plan's points while a sweep runs: their keys in grid order and the records so far."""
+
+    keys: list
+    done: dict
+    reused: int
+    measured: int
+    earlier_seconds: float
+    seconds: float
+
+    def ordered(self) -> list:
+        return [self.done[k] for k in self.keys if k in self.done]
+
+
+def run_sweep(plan: SweepPlan, executor: Executor = serial_executor, previous: Optional[dict] = None,
+              on_point: Optional[Callable[[dict, Optional[dict]], None]] = None) -> SweepOutcome:
+    """Measure the grid points of ``plan`` that ``previous`` (an earlier ``results.yaml``) lacks.
+
+    ``results.yaml`` in ``plan.folder`` is rewritten atomically after every point, records in
+    grid order, so its numbers do not depend on the executor and a killed sweep loses at most
+    the points in flight. ``on_point(record, best_so_far)`` is called after each point.
+
+    Raises
+    ------
+    Hbb2ObbError
+        When a grid point finds the inputs unusable (e.g. a broken ground-truth line); the
+        points measured before it stay on disk.
+    """
+    report = None if on_point is None else (lambda _plan, record, best: on_point(record, best))
+    return run_sweeps([plan], executor, [previous], report)[0]
+
+
+def run_sweeps(plans: list, executor: Executor = serial_executor, previous: Optional[list] = None,
+               on_point: Optional[Callable[[SweepPlan, dict, Optional[dict]], None]] = None) -> list:
+    """:func:`run_sweep` for several plans at once: the missing points of all of them go to the
+    executor in one list (a cluster gets the whole benchmark), each plan's ``results.yaml`` is
+    rewritten as its own points arrive, and ``on_point(plan, record, best_so_far)`` follows each.
+
+    ``previous`` holds each plan's earlier ``results.yaml`` (or ``None``); the outcomes come back
+    in the order of ``plans``. A plan's ``sweep_seconds`` runs until its own last point arrived.
+    """
+    previous = list(previous) if previous is not None else [None] * len(plans)
+    states, calls, owners = [], [], []
+    for number, (plan, document) in enumerate(zip(plans, previous)):
+        points = plan.grid.points()
+        keys = [plan.grid.key(p) for p in points]
+        done = measured_records(plan, document)
+        earlier = float((document or {}).get("sweep_seconds") or 0.0) if done else 0.0
+        todo = [i for i, key in enumerate(keys) if key not in done]
+        states.append(_SweepState(keys, done, len(done), len(todo), earlier, earlier))
+        calls += [(plan.converter, plan.converter_options, points[i], plan.inputs, plan.evaluation) for i in todo]
+        owners += [(number, keys[i]) for i in todo]
+
+    start = time.perf_counter()
+    for position, record in executor(run_grid_point, calls):
+        if record.get("status") == "error":
+            error = InputError(record["error"])
+            error.exit_code = record.get("exit_code", 2)
+            raise error
+        number, key = owners[position]
+        plan, state = plans[number], states[number]
+        state.done[key] = record
+        state.seconds = state.earlier_seconds + time.perf_counter() - start
+        write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(state.ordered(), state.seconds))
+        if on_point:
+            on_point(plan, record, best_record(state.ordered()))
+    outcomes = []
+    for plan, state in zip(plans, states):
+        records = state.ordered()
+        if not state.measured:
+            write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(records, state.seconds))
+        outcomes.append(SweepOutcome(records, best_record(records), state.seconds, state.measured, state.reused))
+    return outcomes
+
+
+def fingerprint(plan: SweepPlan) -> dict:
+    """What must not change between an interrupted sweep and its ``--resume``: converter,
+    converter options, inputs and scoring settings (the axes may grow or shrink)."""
+    def where(path):
+        return None if path is None else str(Path(path).resolve())
+
+    return {"converter": plan.converter, "converter_options": dict(plan.converter_options),
+            "img_source": where(plan.inputs.img_source), "gt_dir": where(plan.inputs.gt_dir),
+            "hbb_dir": where(plan.inputs.hbb_dir), "evaluation": plan.evaluation.as_dict()}
+
+
+def run_config_document(plan: SweepPlan, command_line: str, jobs: int) -> dict:
+    """``run_config.yaml``: the resolved settings, the grid, the command line, versions and host."""
+    import platform
+    import socket
+    import sys
+
+    import matplotlib
+    import numpy
+    import shapely
+
+    from hbb2obb import __version__
+
+    grid = plan.grid.as_dict()
+    reference_names = {"imgsz": "imgsz", "scale_factor": "scale_factors",
+                       "opening_kernel_percentage": "opening_kernels"}
+    document = {"run_name": plan.name,
+                "img_source": None if plan.inputs.img_source is None else str(plan.inputs.img_source),
+                "gt_dir": str(plan.inputs.gt_dir), "hbb_dir": str(plan.inputs.hbb_dir),
+                "converter": plan.converter, "converter_options": dict(plan.converter_options)}
+    document.update({reference_names[a]: grid.pop(a) for a in STANDARD_AXES if a in grid})
+    document["grid"] = grid
+    document.update(plan.evaluation.as_dict())
+    now = time.time()
+    document.update({
+        "grid_points": plan.grid.size, "jobs": jobs, "command_line": command_line,
+        "measured_with": fingerprint(plan),
+        "system_metadata": {
+            "start_date": time.strftime("%Y-%m-%d", time.localtime(now)),
+            "start_time": time.strftime("%H:%M:%S", time.localtime(now)),
+            "os": {"system": platform.system(), "platform": platform.platform(), "release": platform.release()},
+            "software": {"python": platform.python_version(), "python_full": sys.version,
+                         "hbb2obb_toolkit": __version__, "numpy": numpy.__version__,
+                         "shapely": shapely.__version__, "matplotlib": matplotlib.__version__},
+            "hardware": {"architecture": platform.machine(), "processor": platform.processor(),
+                         "cpu_cores": os.cpu_count(), "host": socket.gethostname()},
+        },
+    })
+    return document
+
+
+def check_resumable(plan: SweepPlan) -> None:
+    """Raise :class:`UsageError` unless the folder's earlier sweep used the same settings as ``plan``."""
+    path = plan.folder / RUN_CONFIG_NAME
+    if not path.is_file():
+        raise UsageError(f"--resume: {path} is missing, so the earlier settings are unknown; "
+                         "run without --resume to measure the grid afresh")
+    earlier = read_yaml(path).get("measured_with")
+    now = fingerprint(plan)
+    if not isinstance(earlier, dict):
+        raise UsageError(f"--resume: {path} does not record the settings it was measured with "
+                         "(written by another tool?); run without --resume to measure afresh")
+    changed = [key for key in now if earlier.get(key) != now[key]]
+    if changed:
+        raise UsageError(f"--resume: {plan.folder} was measured with other {', '.join(changed)} "
+                         f"(see {RUN_CONFIG_NAME}); use another --run_name or run without --resume")

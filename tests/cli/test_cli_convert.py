@@ -1,0 +1,148 @@
+"""``hbb2obb IMG_SOURCE``: the conversion command, run through click's test runner."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from hbb2obb import __version__
+from hbb2obb.cli.convert import main
+from hbb2obb.scoring.evaluate import evaluate_obb
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """Two synthetic frames in the reference layout: images/, labels_hbb/, labels_obb_gt/."""
+    from hbb2obb.synthetic.dataset import generate_dataset
+
+    return generate_dataset(tmp_path_factory.mktemp("convert"), n_frames=2, seed=5, width=960, height=540)
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def summary_numbers(output: str) -> tuple[int, int, int]:
+    boxes, frames = map(int, re.search(r"Converted (\d+) boxes in (\d+) frames", output).groups())
+    fallbacks = int(re.search(r"Fallbacks \(HBB written as the OBB\): (\d+)", output).group(1))
+    return boxes, frames, fallbacks
+
+
+def test_converts_a_folder_with_the_default_layout(dataset):
+    result = run(dataset.images_dir, "-nb")
+    assert result.exit_code == 0, result.output
+    out_dir = dataset.root / "labels_obb"  # IMG_SOURCE/../labels_obb, HBBs from IMG_SOURCE/../labels_hbb
+    assert summary_numbers(result.output) == (dataset.boxes, 2, 0)
+    assert str(out_dir) in result.output
+    for name, count in zip(dataset.frame_names, dataset.boxes_per_frame):
+        assert len((out_dir / f"{name}.txt").read_text().splitlines()) == count
+    metrics = evaluate_obb(dataset.gt_dir, out_dir)
+    assert metrics["total_matches"] == dataset.boxes and metrics["avg_iou"] > 0.85
+
+
+def box_areas(rows: np.ndarray) -> np.ndarray:
+    """Areas of YOLO-OBB rows (class, then four corners) as parallelograms on corners 1, 2 and 4."""
+    first, last = rows[:, 3:5] - rows[:, 1:3], rows[:, 7:9] - rows[:, 1:3]
+    return np.abs(first[:, 0] * last[:, 1] - first[:, 1] * last[:, 0])
+
+
+def test_flags_reach_the_converter(dataset, tmp_path):
+    common = [dataset.images_dir, "--hbb_dir", dataset.hbb_dir, "-nb"]
+    plain = run(*common, "--obb_dir", tmp_path / "a")
+    scaled = run(*common, "--obb_dir", tmp_path / "b", "--scale_factors", "0.0", "0.2", "-okp", "-0.1",
+                 "--imgsz", "48", "--corner_radius", "0")
+    assert plain.exit_code == 0 and scaled.exit_code == 0, scaled.output
+    name = dataset.frame_names[0]
+    a = np.loadtxt(tmp_path / "a" / f"{name}.txt", ndmin=2)
+    b = np.loadtxt(tmp_path / "b" / f"{name}.txt", ndmin=2)
+    np.testing.assert_array_equal(a[:, 0], b[:, 0])
+    assert not np.allclose(a, b)
+    assert box_areas(b).mean() > box_areas(a).mean()  # the long sides were allowed to grow by 20 %
+
+
+def test_single_image_and_pictures(dataset, tmp_path):
+    image = next(dataset.images_dir.iterdir())
+    result = run(image, "--hbb_dir", dataset.hbb_dir, "--obb_dir", tmp_path / "obb", "--save_img",
+                 "--viz_dir", tmp_path / "viz", "-nb")
+    assert result.exit_code == 0, result.output
+    assert summary_numbers(result.output)[1] == 1
+    assert [p.name for p in (tmp_path / "obb").iterdir()] == [f"{image.stem}.txt"]
+    with Image.open(tmp_path / "viz" / f"{image.stem}.jpg") as picture, Image.open(image) as original:
+        assert picture.size == original.size
+        difference = np.abs(np.asarray(picture, float) - np.asarray(original.convert("RGB"), float)).mean(axis=2)
+    assert (difference > 40).mean() > 0.001  # something was drawn
+    assert f"Pictures: {tmp_path / 'viz'}" in result.output
+
+
+def test_fallbacks_are_counted_and_warned(dataset, tmp_path):
+    hbb = tmp_path / "hbb"
+    hbb.mkdir()
+    name = dataset.frame_names[0]
+    lines = (dataset.hbb_dir / f"{name}.txt").read_text().splitlines()[:2]
+    (hbb / f"{name}.txt").write_text("\n".join(lines + ["0 100 100 0 30", "0 x 1 2 3"]) + "\n")
+    result = CliRunner().invoke(main, [str(dataset.images_dir / f"{name}.jpg"), "--hbb_dir", str(hbb),
+                                       "--obb_dir", str(tmp_path / "obb"), "-nb"])
+    assert result.exit_code == 0, result.output
+    assert summary_numbers(result.stdout) == (3, 1, 1)
+    assert f"{name}.txt:3: no usable mask" in result.stderr
+    assert f"{name}.txt:4: field 2 is not a number" in result.stderr
+
+
+def test_frames_without_prompts_are_skipped_with_a_warning(dataset, tmp_path):
+    hbb = tmp_path / "hbb"
+    hbb.mkdir()
+    name = dataset.frame_names[1]
+    (hbb / f"{name}.txt").write_text((dataset.hbb_dir / f"{name}.txt").read_text())
+    result = CliRunner().invoke(main, [str(dataset.images_dir), "--hbb_dir", str(hbb), "--obb_dir",
+                                       str(tmp_path / "obb"), "-nb"])
+    assert result.exit_code == 0
+    assert summary_numbers(result.stdout)[:2] == (dataset.boxes_per_frame[1], 1)
+    assert "no HBB file" in result.stderr and "frame skipped" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--scale_factors", "0.1", "0.2", "0.3"], "one or two values"),
+        (["--imgsz", "4"], "imgsz"),
+        (["-okp", "2"], "opening_kernel_percentage"),
+        (["--viz_dir", "somewhere"], "--viz_dir needs --save_img"),
+        (["--hbb_dir", "/nonexistent/hbb"], "HBB folder not found"),
+    ],
+)
+def test_usage_and_input_errors_exit_2(dataset, tmp_path, extra, message):
+    result = run(dataset.images_dir, "--obb_dir", tmp_path / "obb", "-nb", *extra)
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_missing_source_exits_2(tmp_path):
+    result = run(tmp_path / "nothing", "-nb")
+    assert result.exit_code == 2 and "no such image or folder" in result.output
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"hbb2obb {__version__}"
+
+
+def test_params_from_reads_the_axes_of_the_best_point_of_a_sweep(tmp_path):
+    import yaml
+    from hbb2obb.cli.convert import best_parameters
+
+    results = tmp_path / "results.yaml"
+    results.write_text(yaml.safe_dump({
+        "best_parameters": {"imgsz": 64, "scale_factor": 0.02, "opening_kernel_percentage": 0.2,
+                            "avg_iou": 0.9, "execution_time": 1.0},
+        "all_results": [],
+    }))
+    assert best_parameters(results) == {"imgsz": 64, "scale_factor": 0.02, "opening_kernel_percentage": 0.2}
+    (tmp_path / "bad.yaml").write_text("best_parameters: {avg_iou: 0.5}\n")
+    result = CliRunner().invoke(main, [str(tmp_path), "--params_from", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2 and "holds none of" in result.stderr
+    result = CliRunner().invoke(main, [str(tmp_path), "--params_from", str(tmp_path / "missing.yaml")])
+    assert result.exit_code == 2 and "results file not found" in result.stderr

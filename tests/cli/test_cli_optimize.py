@@ -1,0 +1,321 @@
+"""``hbb2obb-optimize``: sweeps, benchmarks, failures, dry runs, resume after a kill, refresh."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+from PIL import Image
+
+from hbb2obb.cli.optimize import main
+from hbb2obb.synthetic.dataset import generate_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).resolve().parents[1] / "fake_obb_converter.py"
+TOOL = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} {{hbb_dir}} {{out_dir}} --sf {{scale_factor}}"
+spec = importlib.util.spec_from_file_location("shapely_reference", ROOT / "scripts" / "shapely_reference.py")
+shapely_reference = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shapely_reference)
+
+
+def run(*args):
+    """The CLI on these arguments; sweeps use the image-free ``identity`` converter unless told otherwise."""
+    args = [str(a) for a in args]
+    if not {"--converter", "--command", "-c", "--config", "--refresh", "--version"} & set(args):
+        args += ["--converter", "identity"]
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+@pytest.fixture
+def data(tmp_path):
+    info = generate_dataset(tmp_path / "data", n_frames=3, boxes_per_frame=(6, 9), images=False, seed=3)
+    return info.root
+
+
+def results(folder: Path) -> dict:
+    return yaml.safe_load((folder / "results.yaml").read_text())
+
+
+def without_time(document: dict) -> list:
+    return [{k: v for k, v in r.items() if k != "execution_time"} for r in document["all_results"]]
+
+
+def scaled_prompts(hbb_dir: Path, out_dir: Path, factor: float, sizes: dict) -> None:
+    """The identity conversion written out independently: each side moved out by factor x its length."""
+    out_dir.mkdir()
+    for path in hbb_dir.glob("*.txt"):
+        width, height = sizes[path.stem]
+        lines = []
+        for line in path.read_text().splitlines():
+            c, xc, yc, w, h = line.split()[:5]
+            xc, yc, w, h = map(float, (xc, yc, w, h))
+            x1, x2 = max(xc - w / 2 - w * factor, 0), min(xc + w / 2 + w * factor, width)
+            y1, y2 = max(yc - h / 2 - h * factor, 0), min(yc + h / 2 + h * factor, height)
+            lines.append(f"{c} {x1!r} {y1!r} {x2!r} {y1!r} {x2!r} {y2!r} {x1!r} {y2!r}")
+        (out_dir / path.name).write_text("\n".join(lines) + "\n")
+
+
+def test_identity_sweep_on_the_sample_agrees_with_shapely(sample_dir, tmp_path):
+    factors = (-0.01, 0.0, 0.05)
+    result = run(sample_dir / "images", sample_dir / "labels_obb_gt", "-o", tmp_path, "-sf", *factors, "--no_plot")
+    assert result.exit_code == 0, result.output
+    document = results(tmp_path / "identity")
+    assert [r["scale_factor"] for r in document["all_results"]] == list(factors)
+    sizes = {p.stem: Image.open(p).size for p in (sample_dir / "images").glob("*.jpg")}
+    expected = []
+    for factor in factors:
+        pred = tmp_path / f"pred_{factor}"
+        scaled_prompts(sample_dir / "labels_hbb", pred, factor, sizes)
+        expected.append(shapely_reference.reference_evaluate(sample_dir / "labels_obb_gt", pred))
+    for record, theirs in zip(document["all_results"], expected):
+        assert record["total_matches"] == theirs["total_matches"] == 122
+        assert record["avg_iou"] == pytest.approx(theirs["avg_iou"], abs=1e-9)
+        assert record["p90_angle_error"] == pytest.approx(theirs["p90_angle_error"], abs=1e-9)
+    best = max(range(len(factors)), key=lambda i: expected[i]["avg_iou"])
+    assert document["best_parameters"]["scale_factor"] == factors[best]
+    assert f"Average IoU: {expected[best]['avg_iou']:.5f}" in result.stdout
+    assert f"  scale_factor: {factors[best]:g}" in result.stdout
+
+
+def test_jobs_2_gives_the_numbers_of_jobs_1(data):
+    args = [data / "images", data / "labels_obb_gt", "-sf", "-0.02", "0", "0.02", "0.04", "--no_plot", "-nb"]
+    assert run(*args, "-n", "serial", "--jobs", 1).exit_code == 0
+    assert run(*args, "-n", "pooled", "--jobs", 2).exit_code == 0
+    serial, pooled = results(data / "benchmark_results" / "serial"), results(data / "benchmark_results" / "pooled")
+    assert without_time(serial) == without_time(pooled) and len(serial["all_results"]) == 4
+    assert serial["best_parameters"]["scale_factor"] == pooled["best_parameters"]["scale_factor"]
+
+
+def test_command_sweep_records_failures_and_goes_on(data):
+    result = run(data / "images", data / "labels_obb_gt", "--command", TOOL + " --fail_at 0.05", "-n", "tool",
+                 "-sf", "0", "0.05", "0.1", "--no_plot")
+    assert result.exit_code == 0, result.output
+    records = results(data / "benchmark_results" / "tool")["all_results"]
+    assert [r["status"] for r in records] == ["ok", "failed", "ok"]
+    assert records[1]["error"].splitlines() == ["exit status 3", "loading model weights",
+                                                "RuntimeError: out of memory at scale factor 0.05"]
+    assert "[2/3] scale_factor=0.05  FAILED: exit status 3" in result.stdout
+    assert "FAILED GRID POINTS (1):\n  scale_factor=0.05: exit status 3" in result.stdout
+    assert "1 grid point(s) failed" in result.stderr
+    summary = (data / "benchmark_results" / "tool" / "summary.txt").read_text()
+    assert "RuntimeError: out of memory at scale factor 0.05" in summary
+
+
+def test_no_point_scored_is_exit_1(data):
+    result = run(data / "images", data / "labels_obb_gt", "--command", TOOL + " --fail_at 0", "-sf", "0", "--no_plot")
+    assert result.exit_code == 1 and "no grid point of command was scored" in result.stderr
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["-pm", "mean_iou"], "unknown --plot_metric 'mean_iou'"),
+    (["-iz", "640"], "converter 'identity' has no parameter 'imgsz'"),
+    (["--grid", "model=a,b"], "no parameter 'model'"),
+    (["-sf", "0.1", "--grid", "scale_factors=0.2"], "given twice"),
+    (["--grid", "model"], "expected NAME=V1,V2"),
+    (["--command", "echo {out_dir} {scale_factor} {model}"], r"no value: \{model\}"),
+    (["--command", "echo {out_dir}", "-sf", "0.1"], "no parameter 'scale_factor'"),
+    (["--converter", "identity", "--command", "echo {out_dir}"], "only used by the command converter"),
+    (["--converter", "command"], "needs a command template"),
+    (["--converter", "sam"], "unknown converter 'sam'"),
+    (["--only", "a"], "--only selects runs"),
+    (["--refresh", "--resume"], "--refresh converts nothing"),
+    (["-sf", "-0.7"], "greater than -0.5"),
+    (["--jobs", "-1"], "--jobs must be 0"),
+])
+def test_usage_errors_stop_before_anything_runs(data, extra, message):
+    result = run(data / "images", data / "labels_obb_gt", *extra, "--no_plot")
+    assert result.exit_code == 2, result.output
+    assert message.replace("\\", "") in result.stderr or pytest.fail(result.stderr)
+    assert not (data / "benchmark_results" / "identity").exists()
+
+
+def test_missing_arguments_and_bad_config_are_usage_errors(tmp_path, data):
+    assert "give IMG_SOURCE and GT_DIR" in run().stderr
+    config = tmp_path / "b.yaml"
+    config.write_text(f"img_source: {data / 'images'}\ngt_dir: {data / 'labels_obb_gt'}\nruns:\n  - nme: x\n")
+    result = run("-c", config)
+    assert result.exit_code == 2 and f"{config}:4: unknown key 'nme' in run 1" in result.stderr
+    result = run("-c", config, "-sf", "0.1")
+    assert result.exit_code == 2 and "set --scale_factors in" in result.stderr
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(data):
+    result = run(data / "images", data / "labels_obb_gt", "--dry_run")
+    assert result.exit_code == 0
+    assert "identity  identity   12 scale_factor = 12 points      12  to measure" in result.stdout
+    assert "12 conversion(s) of the whole set of 3 frame(s) (36 frame conversions)" in result.stdout
+    assert not (data / "benchmark_results").exists()
+
+
+def test_plot_metric_writes_its_own_plot_and_never_plot_png(data):
+    from hbb2obb.plotting.sweep import save_figure, sweep_figure
+    from hbb2obb.sweep.report import load_run
+
+    folder = data / "benchmark_results" / "identity"
+    assert run(data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "-pm", "median_iou", "-nb").exit_code == 0
+    names = sorted(p.name for p in folder.glob("*.png"))
+    assert names == ["plot.png", "plot_iou_at_90.png", "plot_median_iou.png", "plot_p90_angle_error.png"]
+    sweep = load_run(folder)
+    for metric, name in (("avg_iou", "plot.png"), ("median_iou", "plot_median_iou.png")):
+        save_figure(sweep_figure(sweep.records, sweep.axes, metric, sweep.best, title="identity"), data / name)
+        assert (folder / name).read_bytes() == (data / name).read_bytes()
+
+
+def write_benchmark(data: Path, tmp_path: Path) -> Path:
+    config = tmp_path / "bench.yaml"
+    config.write_text(f"""\
+img_source: {data / 'images'}
+gt_dir: {data / 'labels_obb_gt'}
+output_folder: {tmp_path / 'out'}
+defaults:
+  scale_factors: [-0.02, 0.0, 0.02]
+runs:
+  - name: baseline
+    converter: identity
+  - name: tool
+    command: {TOOL} --imgsz {{imgsz}}
+    imgsz: [960, 1920]
+""")
+    return config
+
+
+def test_benchmark_runs_resumes_and_refreshes(data, tmp_path):
+    config = write_benchmark(data, tmp_path)
+    out = tmp_path / "out"
+    result = run("-c", config, "-nb", "--no_plot")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["baseline", "bench.yaml", "summary.md", "summary.tex", "tool"]
+    assert not list(out.rglob("*.png"))
+    assert (out / "bench.yaml").read_text() == config.read_text()
+    assert len(results(out / "tool")["all_results"]) == 6
+    bests = {name: results(out / name)["best_parameters"]["avg_iou"] for name in ("baseline", "tool")}
+    leader = max(bests, key=bests.get)
+    assert f"| 1 | **{leader}** |" in (out / "summary.md").read_text()
+    stamps = {name: (out / name / "results.yaml").stat().st_mtime_ns for name in ("baseline", "tool")}
+    again = run("-c", config, "--resume", "-nb", "--no_plot")
+    assert again.exit_code == 0
+    assert "baseline: complete (3 points" in again.stdout and "tool: complete (6 points" in again.stdout
+    assert "[1/" not in again.stdout
+    assert {name: (out / name / "results.yaml").stat().st_mtime_ns for name in stamps} == stamps
+    dry = run("-c", config, "--resume", "--dry_run")
+    assert "0 to measure" in dry.stdout
+    refreshed = run("-c", config, "--refresh", "--only", "tool", "--no_plot")
+    assert refreshed.exit_code == 0 and refreshed.stdout.startswith("tool: 6 points redrawn")
+
+
+def test_resume_measures_only_what_an_interrupted_sweep_left(data):
+    args = [data / "images", data / "labels_obb_gt", "-sf", "0", "0.01", "0.02", "0.03", "--no_plot", "-nb"]
+    assert run(*args).exit_code == 0
+    path = data / "benchmark_results" / "identity" / "results.yaml"
+    document = yaml.safe_load(path.read_text())
+    kept = document["all_results"][:2]
+    document["all_results"] = kept
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    result = run(*args, "--resume")
+    assert result.exit_code == 0
+    assert "2 already measured" in result.stdout
+    assert "[3/4] scale_factor=0.02" in result.stdout and "[1/4]" not in result.stdout
+    assert results(data / "benchmark_results" / "identity")["all_results"][:2] == kept
+    changed = run(*args, "--resume", "-t", "0.5")
+    assert changed.exit_code == 2 and "measured with other evaluation" in changed.stderr
+
+
+def test_kill_mid_sweep_then_resume(data):
+    """A real interruption: SIGKILL once the first point is on disk; --resume measures the rest."""
+    exe = Path(sys.executable).with_name("hbb2obb-optimize")
+    args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "slow", "--no_plot", "-nb",
+            "--command", TOOL + " --sleep 0.3", "-sf", "0", "0.01", "0.02", "0.03"]
+    path = data / "benchmark_results" / "slow" / "results.yaml"
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (path.is_file() and results(path.parent)["all_results"]):
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    first = results(path.parent)["all_results"]
+    assert 1 <= len(first) < 4 and process.returncode == -signal.SIGKILL
+    resumed = subprocess.run(args + ["--resume"], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(first)} already measured" in resumed.stdout
+    assert resumed.stdout.count("] scale_factor=") == 4 - len(first)
+    final = results(path.parent)["all_results"]
+    assert [r["scale_factor"] for r in final] == [0.0, 0.01, 0.02, 0.03]
+    assert final[:len(first)] == first
+
+
+REFERENCE_LAYOUT = """\
+best_parameters:
+  imgsz: 1280
+  scale_factor: 0.05
+  avg_iou: 0.8964195421701038
+  std_iou: 0.06833553557106074
+  total_matches: 200
+  total_gt: 201
+  total_pred: 201
+  execution_time: 14.07821011543274
+all_results:
+- imgsz: 640
+  scale_factor: 0.05
+  avg_iou: 0.790811106285735
+  std_iou: 0.10332482203117781
+  total_matches: 200
+  total_gt: 201
+  total_pred: 201
+  execution_time: 5.0580480098724365
+- imgsz: 1280
+  scale_factor: 0.05
+  avg_iou: 0.8964195421701038
+  std_iou: 0.06833553557106074
+  total_matches: 200
+  total_gt: 201
+  total_pred: 201
+  execution_time: 14.07821011543274
+model_load_seconds: 0.18159818649291992
+sweep_seconds: 335.5106599330902
+"""
+
+
+def test_refresh_renders_a_folder_written_by_the_reference_tool(tmp_path):
+    for name in ("sam_b", "sam_l"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.yaml").write_text(REFERENCE_LAYOUT.replace("0.8964195421701038", "0.91")
+                                                      if name == "sam_l" else REFERENCE_LAYOUT)
+    result = run("--refresh", "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "no grid point holds p90_angle_error; plot_p90_angle_error.png not drawn" in result.stderr
+    assert "sem_iou derived from std_iou" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "sam_b").iterdir()) == ["plot.png", "results.yaml", "summary.txt"]
+    sem = 0.06833553557106074 / np.sqrt(200)
+    assert f"Average IoU: 0.89642 ± 0.06834 (SEM {sem:.5f})" in (tmp_path / "sam_b" / "summary.txt").read_text()
+    md = (tmp_path / "summary.md").read_text()
+    assert md.index("| 1 | **sam_l**") < md.index("| 2 | sam_b")  # 0.91 - 0.8964 is more than one SEM
+    assert (tmp_path / "comparison.png").is_file() and (tmp_path / "summary.tex").is_file()
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("hbb2obb-optimize ")
+
+
+def test_refresh_finds_the_run_folder_without_the_data(data, tmp_path):
+    assert run(data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "--no_plot", "-n", "base").exit_code == 0
+    by_name = run(data / "images", data / "labels_obb_gt", "--refresh", "-n", "base", "--no_plot")
+    assert by_name.exit_code == 0 and by_name.stdout.startswith("base: 2 points redrawn")
+    everything = run("--refresh", "-o", data / "benchmark_results", "--no_plot")
+    assert everything.exit_code == 0 and "base: 2 points redrawn" in everything.stdout
+    missing = run("--refresh", "-o", tmp_path / "nowhere")
+    assert missing.exit_code == 2 and "results folder not found" in missing.stderr
+    absent = run("--refresh", "-o", data / "benchmark_results", "-n", "other")
+    assert absent.exit_code == 2 and "no results.yaml in" in absent.stderr

@@ -1,0 +1,259 @@
+"""Benchmark files, reading results folders back (ours and the reference tool's), and the summaries."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hbb2obb.sweep.benchmark import (RunSpec, benchmark_rows, load_benchmark, plan_run, render_benchmark_folder,
+                               render_benchmark_md, render_benchmark_tex, render_run_folder, select_runs,
+                               tied_with_leader)
+from hbb2obb.errors import ConfigError, InputError, UsageError
+from hbb2obb.plotting.sweep import pareto_front
+from hbb2obb.sweep.runner import SweepInputs
+from hbb2obb.sweep.report import check_plot_metric, edge_notes, infer_axes, load_run, render_dry_run, with_sem
+
+VALID = """\
+img_source: data/images
+gt_dir: data/gt
+defaults:
+  scale_factors: [0.0, 0.05]
+  iou_threshold: 0.2
+  grid: {model: [a]}
+runs:
+  - name: first
+    converter: identity
+  - converter: identity
+    name: second
+    scale_factors: [[0.0, 0.1], 0.2]
+    excluded_classes: [3]
+  - command: echo {out_dir} {scale_factor} {model}
+    grid: {model: [b, c]}
+"""
+
+
+def write(tmp_path, text, name="bench.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_benchmark_merges_defaults_into_each_run(tmp_path):
+    bench = load_benchmark(write(tmp_path, VALID))
+    assert [r.name for r in bench.runs] == ["first", "second", "command"]
+    first, second, third = bench.runs
+    assert first.axes == {"scale_factors": (0.0, 0.05), "model": ("a",)}
+    assert second.axes["scale_factors"] == ([0.0, 0.1], 0.2)
+    assert second.evaluation == {"iou_threshold": 0.2, "excluded_classes": (3,)}
+    assert (third.converter, third.command, third.axes["model"]) == ("command", "echo {out_dir} {scale_factor} {model}",
+                                                                     ("b", "c"))
+    assert bench.inputs == SweepInputs(Path("data/images"), Path("data/gt"), Path("data/labels_hbb"))
+    assert bench.output_folder == Path("data/benchmark_results")
+    assert bench.text == VALID
+
+
+@pytest.mark.parametrize("text, message", [
+    (VALID.replace("gt_dir:", "gt_dirs:"), r"bench.yaml:2: unknown key 'gt_dirs' in the benchmark file"),
+    (VALID.replace("  iou_threshold: 0.2", "  iou_treshold: 0.2"), r"bench.yaml:5: unknown key 'iou_treshold' in defaults"),
+    (VALID.replace("    excluded_classes: [3]", "    exclude: [3]"), r"bench.yaml:13: unknown key 'exclude' in run 2"),
+    (VALID.replace("  - name: first", "  - name: first\n    sam_models: [sam_b]"), r"'sam_models'.*converter: command"),
+    (VALID.replace("  - name: first", "  - name: first\n    name: first"), r"bench.yaml:9: key .name. given twice"),
+    (VALID.replace("name: second", "name: first"), "used twice"),
+    (VALID.replace("scale_factors: [0.0, 0.05]", "scale_factors: [0.0, big]"), r"bench.yaml:4: scale_factors must be"),
+    (VALID.replace("excluded_classes: [3]", "excluded_classes: [1.5]"), "excluded_classes must be a list of integers"),
+    (VALID.replace("img_source: data/images\n", ""), "'img_source' is required"),
+    (VALID.replace("runs:\n", "runs: 3\nold:\n"), "unknown key 'old'"),
+    ("img_source: a\ngt_dir: b\nruns: {x: 1}\n", "'runs' must be a list"),
+    ("img_source: a\ngt_dir: b\nruns: [3]\n", "run 1 must be a mapping"),
+    ("img_source: [a\n", "not valid YAML"),
+    ("- a\n- b\n", "must be a mapping"),
+    (VALID + "    command_timeout: soon\n", "command_timeout must be a number"),
+    (VALID.replace("name: second", "name: a/b"), "cannot be a folder name"),
+    (VALID + "    scale_factor: [0.1]\n", "unknown key 'scale_factor'"),
+])
+def test_config_errors_name_the_key_and_line(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_benchmark(write(tmp_path, text))
+
+
+def test_missing_config_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        load_benchmark(tmp_path / "nope.yaml")
+
+
+def test_select_runs(tmp_path):
+    runs = load_benchmark(write(tmp_path, VALID)).runs
+    assert [r.name for r in select_runs(runs, ())] == ["first", "second", "command"]
+    assert [r.name for r in select_runs(runs, ("command", "first"))] == ["first", "command"]
+    with pytest.raises(UsageError, match="no run named 'third'"):
+        select_runs(runs, ("third",))
+
+
+def test_plan_run_checks_everything_before_running(write_labels):
+    root = write_labels({"gt/a.txt": "", "hbb/a.txt": ""})
+    inputs = SweepInputs(root / "images", root / "gt", root / "hbb")
+    plan = plan_run(RunSpec("r", "identity", axes={"scale_factors": (0.0,)}), inputs, root / "out")
+    assert plan.folder == root / "out" / "r" and plan.grid.size == 1 and not (root / "out").exists()
+    assert plan.evaluation.settings.missing_pred == "empty"
+    cases = [
+        (RunSpec("r", "identity", axes={"imgsz": (640,)}), inputs, UsageError, "no parameter 'imgsz'"),
+        (RunSpec("r", "nope"), inputs, UsageError, "unknown converter 'nope'"),
+        (RunSpec("r", "command"), inputs, UsageError, "needs a command template"),
+        (RunSpec("r", "identity", command="echo {out_dir}"), inputs, UsageError, "only used by the command"),
+        (RunSpec("r", "identity"), SweepInputs(None, root / "gt", root / "no"), InputError, "HBB folder not found"),
+        (RunSpec("r", "command", command="echo {img_source} {out_dir}"), inputs, InputError, "needs the images"),
+        (RunSpec("r", "identity", evaluation={"exclude_edge_cases": True}), inputs, UsageError, "frame size"),
+        (RunSpec("r", "identity", evaluation={"missing_pred": "maybe"}), inputs, UsageError, "missing_pred"),
+    ]
+    for spec, where, error, message in cases:
+        with pytest.raises(error, match=message):
+            plan_run(spec, where, root / "out")
+
+
+REFERENCE_RESULTS = """\
+best_parameters:
+  imgsz: 1280
+  scale_factor: 0.05
+  avg_iou: 0.9
+  std_iou: 0.05
+  total_matches: 100
+  total_gt: 101
+  total_pred: 101
+  class_agnostic: false
+  iou_threshold: 0.1
+  excluded_classes: []
+  execution_time: 14.0
+all_results:
+"""
+
+
+def reference_folder(root: Path, name="sam_b", scores=None) -> Path:
+    """A results folder in the layout of the reference tool's older files: no SEM, ladder, angles."""
+    scores = scores or {(640, 0.0): 0.80, (640, 0.05): 0.82, (1280, 0.0): 0.88, (1280, 0.05): 0.90}
+    records = [{"imgsz": i, "scale_factor": s, "avg_iou": v, "std_iou": 0.05, "total_matches": 100,
+                "total_gt": 101, "total_pred": 101, "class_agnostic": False, "iou_threshold": 0.1,
+                "excluded_classes": [], "execution_time": 5.0 if i == 640 else 14.0} for (i, s), v in scores.items()]
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "results.yaml").write_text(REFERENCE_RESULTS + yaml.safe_dump(records, sort_keys=False)
+                                         + "model_load_seconds: 0.18\nsweep_seconds: 335.5\n")
+    (folder / "config.yaml").write_text(f"run_name: {name}\nsam_models:\n- {name}\nimgsz: [640, 1280]\n")
+    return folder
+
+
+def test_load_run_reads_the_reference_layout(tmp_path):
+    run = load_run(reference_folder(tmp_path))
+    assert run.axes == ["imgsz", "scale_factor"] and run.converter == "SAM sam_b" and run.sweep_seconds == 335.5
+    assert run.best["avg_iou"] == 0.90 and run.best["imgsz"] == 1280
+    assert run.best["sem_iou"] == pytest.approx(0.05 / math.sqrt(100))
+    assert run.missing_metrics(["avg_iou", "p90_angle_error", "iou_at_90"]) == ["p90_angle_error", "iou_at_90"]
+    assert any("sem_iou derived" in note for note in run.notes)
+
+
+def test_render_run_folder_skips_absent_metrics_and_says_so(tmp_path):
+    folder = reference_folder(tmp_path)
+    run, written, notes = render_run_folder(folder, "median_iou")
+    assert sorted(p.name for p in written) == ["plot.png", "summary.txt"]
+    assert sum("not drawn" in n for n in notes) == 3  # p90 angle, IoU>=0.90 and median IoU are not in the file
+    summary = (folder / "summary.txt").read_text()
+    assert "Average IoU: 0.90000 ± 0.05000 (SEM 0.00500)" in summary
+    assert "IoU>=0.90" in summary and "Orientation Error: p90 -" in summary
+    ranked = [line.split()[1:3] for line in summary.splitlines() if line.strip()[:1].isdigit() and "  " in line]
+    assert ranked[:4] == [["1280", "0.05"], ["1280", "0"], ["640", "0.05"], ["640", "0"]]
+
+
+@pytest.mark.parametrize("record, sem", [
+    ({"std_iou": 0.1, "total_matches": 4}, 0.05),
+    ({"std_iou": 0.1, "total_matches": 0}, 0.0),
+    ({"std_iou": 0.1, "total_matches": 4, "sem_iou": 0.7}, 0.7),
+    ({"total_matches": 4}, None),
+])
+def test_with_sem(record, sem):
+    assert with_sem(record).get("sem_iou") == sem
+
+
+@pytest.mark.parametrize("records, axes", [
+    ([{"imgsz": 640, "scale_factor": 0.0, "opening_kernel_percentage": 0.15, "avg_iou": 0.8}],
+     ["imgsz", "scale_factor", "opening_kernel_percentage"]),
+    ([{"scale_factor": 0.0, "total_gt": 3, "future_metric": 1.0}], ["scale_factor"]),
+    ([{"status": "failed", "error": "x"}, {"model": "a", "status": "failed"}], ["model"]),
+    ([], []),
+])
+def test_infer_axes(records, axes):
+    assert infer_axes(records) == axes
+
+
+@pytest.mark.parametrize("scores, tied", [
+    ([(0.90, 0.01), (0.895, 0.01), (0.889, 0.01)], [True, True, False]),
+    ([(0.90, 0.0), (0.90, 0.0)], [True, True]),
+    ([(0.90, 0.02)], [True]),
+    ([], []),
+])
+def test_tied_with_leader(scores, tied):
+    assert tied_with_leader([{"avg_iou": a, "sem_iou": s} for a, s in scores]) == tied
+
+
+@pytest.mark.parametrize("seconds, scores, higher, front", [
+    ([1.0, 2.0, 3.0, 4.0], [0.80, 0.79, 0.85, 0.85], True, [0, 2]),
+    ([5.0, 1.0, 3.0], [0.9, 0.7, 0.8], True, [1, 2, 0]),
+    ([1.0, 1.0], [0.5, 0.6], True, [1]),
+    ([1.0, 2.0], [10.0, 5.0], False, [0, 1]),
+    ([], [], True, []),
+])
+def test_pareto_front(seconds, scores, higher, front):
+    assert pareto_front(seconds, scores, higher) == front
+
+
+def _runs(tmp_path):
+    return [load_run(reference_folder(tmp_path, "sam_b")),
+            load_run(reference_folder(tmp_path, "mobile_sam", {(640, 0.0): 0.70, (640, 0.05): 0.896})),
+            load_run(reference_folder(tmp_path, "tiny_one", {(640, 0.0): 0.60}))]
+
+
+def test_benchmark_summaries_rank_and_bold_ties(tmp_path):
+    rows = benchmark_rows(_runs(tmp_path))
+    assert [r["name"] for r in rows] == ["sam_b", "mobile_sam", "tiny_one"]
+    md = render_benchmark_md(rows, _runs(tmp_path / "again"), "hbb2obb-optimize -c b.yaml", None, "b.yaml", [])
+    lines = [line for line in md.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert lines[0].startswith("| 1 | **sam_b** |") and "**0.90000**" in lines[0]
+    assert lines[1].startswith("| 2 | **mobile_sam** |")  # 0.896 is within 0.005 of 0.900
+    assert lines[2].startswith("| 3 | tiny_one |") and "0.60000" in lines[2]
+    tex = render_benchmark_tex(rows)
+    assert tex.splitlines()[1] == r"\begin{tabular}{rllrrrrr}"
+    assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+    assert r"2 & \textbf{mobile\_sam} & \textbf{imgsz=640, scale\_factor=0.05} & \textbf{0.89600}" in tex
+    assert r"3 & tiny\_one & imgsz=640, scale\_factor=0 & 0.60000 & 0.00500 & -- & -- & 5.00 \\" in tex
+
+
+def test_render_benchmark_folder_writes_the_three_documents(tmp_path):
+    runs = _runs(tmp_path)
+    written = render_benchmark_folder(tmp_path, runs, "cmd", metric="p90_angle_error",
+                                      notes=["sam_b: something"])
+    assert sorted(p.name for p in written) == ["comparison.png", "summary.md", "summary.tex"]
+    md = (tmp_path / "summary.md").read_text()
+    assert "no run's results hold p90_angle_error" in md and "- sam_b: something" in md
+
+
+def test_edge_notes():
+    records = [{"a": v, "b": "x"} for v in (1, 2, 3)]
+    assert edge_notes(records, ["a", "b"], records[1]) == []
+    assert len(edge_notes(records, ["a"], records[0])) == 1
+    assert edge_notes(records[:2], ["a"], records[0]) == []
+
+
+def test_dry_run_text():
+    text = render_dry_run([("a", "identity", "3 scale_factor = 3 points", 3, 3, None),
+                           ("b", "command", "2 imgsz = 2 points", 2, 0, 1.5)], 12, "Benchmark x")
+    assert "a    identity" in text and "complete" in text
+    assert "Total: 2 run(s), 5 grid point(s), 3 to measure: 3 conversion(s) of the whole set of 12 frame(s) " \
+           "(36 frame conversions)." in text
+    assert "nothing was converted or written" in text
+
+
+def test_plot_metric_names():
+    assert check_plot_metric("p90_angle_error") == "p90_angle_error"
+    with pytest.raises(UsageError, match="unknown --plot_metric 'avg_angle'"):
+        check_plot_metric("avg_angle")
