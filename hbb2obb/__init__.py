@@ -6,6 +6,8 @@ prints, :class:`Boxes` is the one type every layer passes around, and the geomet
 """
 
 __version__ = "0.1.0"
+#: Tells this package from the reference tool's, which shares the import name (see :mod:`hbb2obb_launch`).
+__distribution__ = "hbb2obb-toolkit"
 
 from hbb2obb.boxes import Boxes  # noqa: E402
 from hbb2obb.errors import Hbb2ObbError, InputError, LabelFormatError, UsageError  # noqa: E402

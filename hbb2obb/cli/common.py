@@ -10,6 +10,7 @@ from typing import Callable
 import click
 
 from hbb2obb import __version__
+from hbb2obb.cli.reference import reference_only_flag
 from hbb2obb.errors import Hbb2ObbError
 
 WARNINGS_PER_KIND = 20  # beyond this, a warning kind is summarized as a count
@@ -30,11 +31,18 @@ class MultiValueCommand(click.Command):
     Values are taken while they parse as the option's type (words: while they do not start
     with ``-``), so ``-e 0 3 GT PRED`` leaves the two folders as arguments. The command line is
     rewritten to ``-e 0 -e 3`` before click parses it, and the option is declared ``multiple``.
+    A flag that only the reference tool's command of the same name has is explained instead of
+    reported as unknown (:mod:`hbb2obb.cli.reference`).
     """
 
     multi_value_types: dict = {}
 
     def parse_args(self, ctx, args):
+        own = [spelling for param in self.params if isinstance(param, click.Option)
+               for spelling in param.opts + param.secondary_opts]
+        foreign = reference_only_flag(self.name, args, own)
+        if foreign is not None:
+            fail(self.name, foreign)
         flags = {}
         for param in self.params:
             if isinstance(param, click.Option) and param.name in self.multi_value_types:
@@ -66,7 +74,8 @@ def multi_value_command(types: dict, **kwargs):
 
 
 def version_option(program: str):
-    return click.version_option(__version__, "--version", prog_name=program, message="%(prog)s %(version)s")
+    """``--version``/``-V``, as the reference tool spells them: ``program 0.1.0`` on stdout."""
+    return click.version_option(__version__, "--version", "-V", prog_name=program, message="%(prog)s %(version)s")
 
 
 def fail(program: str, message: str, code: int = 2) -> None:
