@@ -77,9 +77,12 @@ def _rectangles(centre, length, breadth, heading_deg):
     return centre[:, None, :] + np.stack([-u - v, u - v, u + v, -u + v], axis=1)
 
 
-def _lines(class_id, corners) -> list[str]:
+def _lines(class_id, corners, score=None) -> list[str]:
     values = np.concatenate([class_id[:, None], np.rint(corners).reshape(-1, 8)], axis=1).astype(np.int64)
-    return [" ".join(row) for row in values.astype(str).tolist()]
+    lines = [" ".join(row) for row in values.astype(str).tolist()]
+    if score is None:
+        return lines
+    return [f"{line} {value:.3f}" for line, value in zip(lines, score.tolist())]  # 3 decimals: ties too
 
 
 def _write_frames(folder: Path, names, frame_of_box, lines) -> None:
@@ -91,8 +94,13 @@ def _write_frames(folder: Path, names, frame_of_box, lines) -> None:
         start = stop
 
 
-def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, layout: str, seed: int) -> LabelSet:
+def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, layout: str, seed: int,
+             confidence: bool = False) -> LabelSet:
     """Write ``root/name/{gt,pred}``: ground truth and a simulated converter's predictions.
+
+    ``confidence``: the predictions also get a 10th field, as a detector writes it: scores
+    drawn high for boxes of real objects (Beta(6, 2)) and low for the spurious ones (Beta(2, 4)),
+    drawn after everything else, so the boxes are those written without it.
 
     ``layout="roads"``: each box in its own cell of a coarse grid (vehicles rarely overlap), an
     18 % share exactly axis-aligned, the rest along one of two road directions of the frame.
@@ -152,7 +160,11 @@ def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, l
     pred_corners = np.concatenate([pred[kept], extra])
     pred_classes = np.concatenate([pred_class[kept], rng.integers(0, len(VEHICLES), extra_frame.size)])
     order = np.lexsort((rng.random(pred_frame.size), pred_frame))  # shuffled within each frame
-    _write_frames(root / name / "pred", names, pred_frame[order], _lines(pred_classes[order], pred_corners[order]))
+    score = None
+    if confidence:
+        score = np.concatenate([rng.beta(6.0, 2.0, int(kept.sum())), rng.beta(2.0, 4.0, extra_frame.size)])[order]
+    _write_frames(root / name / "pred", names, pred_frame[order],
+                  _lines(pred_classes[order], pred_corners[order], score))
     return LabelSet(name, root / name / "gt", root / name / "pred", frames, total, int(pred_frame.size),
                     (width, height))
 
