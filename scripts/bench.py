@@ -204,6 +204,7 @@ class Run:
     returncode: int
     stdout: str
     stderr: str
+    cpu_seconds: float | None = None  # user + system time of the command (None where not measured)
 
 
 # Forks and waits for the measured command from a small interpreter: a child's peak RSS as the
@@ -221,7 +222,7 @@ if pid == 0:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 with open(report, "w") as handle:
-    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss}")
+    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -236,14 +237,14 @@ def run_process(command: list) -> Run:
         if measured:
             command = [sys.executable, "-S", "-c", LAUNCHER, str(report)] + command
         returncode = subprocess.run(command, stdout=out, stderr=err).returncode
-        seconds, peak = time.perf_counter() - start, None
+        seconds, peak, cpu = time.perf_counter() - start, None, None
         if measured and report.exists():
-            seconds, maxrss = report.read_text().split()
+            seconds, maxrss, cpu = report.read_text().split()
             scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 2**10  # bytes on macOS, KiB on Linux
-            seconds, peak = float(seconds), int(maxrss) * scale
+            seconds, peak, cpu = float(seconds), int(maxrss) * scale, float(cpu)
         out.seek(0)
         err.seek(0)
-        return Run(seconds, peak, returncode, out.read().decode(), err.read().decode())
+        return Run(seconds, peak, returncode, out.read().decode(), err.read().decode(), cpu)
 
 
 def eval_command() -> list:
@@ -281,6 +282,10 @@ class Timing:
     @property
     def first(self) -> Run:
         return self.runs[0]
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(r.cpu_seconds for r in self.runs if r.cpu_seconds is not None)
 
 
 def timed(command: list, repeat: int) -> Timing:
@@ -506,6 +511,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temporary folder)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the stage breakdown")
+    parser.add_argument("--detection-only", action="store_true",
+                        help="only the cost of the detection metrics (issue 16): a Songdo-scale set with scores")
     return parser.parse_args(argv)
 
 
@@ -533,10 +540,40 @@ def compile_package() -> str:
     return "bytecode compiled" if ok else "bytecode NOT compiled (compileall failed)"
 
 
+def detection_cost(args, scratch: Path, say) -> None:
+    """What the detection metrics add to ``hbb2obb-eval`` on a Songdo-scale set with a confidence column.
+
+    The same command with and without ``--no_detection``, alternated so both see the same
+    stretch of the machine's load; wall and CPU (user + system) medians.
+    """
+    scored = generate(scratch, "songdo_scored", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
+                      layout="roads", seed=args.seed, confidence=True)
+    command = eval_command() + [scored.gt, scored.pred, "-nb", "--json"]
+    with_runs, without_runs = [], []
+    for _ in range(max(args.repeat, 1)):
+        without_runs += timed(command + ["--no_detection"], 1).runs
+        with_runs += timed(command, 1).runs
+    plain, full = Timing(tuple(without_runs)), Timing(tuple(with_runs))
+    keys = json.loads(full.first.stdout)
+    rows = [("--no_detection", f"{plain.median:.2f} s", f"{plain.median_cpu:.2f} s", _mb(plain.peak_rss_mb)),
+            ("default (detection metrics)", f"{full.median:.2f} s", f"{full.median_cpu:.2f} s", _mb(full.peak_rss_mb))]
+    say(f"detection metrics (issue 16): Songdo-scale set with a confidence column, {_describe(scored)}, "
+        f"median of {len(full.runs)} alternated runs each, -j 1")
+    say(_table(rows, ("hbb2obb-eval", "wall", "CPU", "peak RSS")))
+    say(f"  added: wall +{100 * (full.median / plain.median - 1):.0f} %, CPU +{100 * (full.median_cpu / plain.median_cpu - 1):.0f} %"
+        f" (budget +30 %); map50_95 {keys['map50_95']:.4f}, dota_map50 {keys['dota_map50']:.4f}")
+    say()
+
+
 def _run(args, scratch: Path) -> int:
     say = lambda text="": print(text, flush=True)  # noqa: E731
     started = time.perf_counter()
     compiled = compile_package()
+    if args.detection_only:
+        say(f"hbb2obb benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} cores, {compiled}")
+        detection_cost(args, scratch, say)
+        say(f"benchmark finished in {time.perf_counter() - started:.0f} s")
+        return 0
     songdo = generate(scratch, "songdo", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
                       layout="roads", seed=args.seed)
     dense = generate(scratch, "dense", frames=args.dense_frames, boxes=(args.dense_boxes, args.dense_boxes),
@@ -621,6 +658,8 @@ def _run(args, scratch: Path) -> int:
     say("dense set: whole processes on one core (-j 1)")
     say(_table(rows, ("", "time", "peak RSS", "")))
     say()
+
+    detection_cost(args, scratch, say)
 
     if args.profile:
         wall, spent = profile(songdo, scratch)

@@ -79,7 +79,10 @@ class DetectionEval:
     """The evaluate step's result: every detection's match under every configuration.
 
     A configuration ``c`` is an IoU threshold ``c // A`` and an area range ``c % A``. Detection
-    rows are those of the input (frame order, then line order).
+    rows are those of the input (frame order, then line order). Most detections meet no
+    competition for their box (their only candidate at IoU 0.5 or more, and its only one): such
+    a detection matches ``simple_gt`` at the first ``level`` thresholds, in every area range.
+    The others are "contested" and have their match per configuration in ``contested_gt``.
 
     Attributes
     ----------
@@ -89,10 +92,14 @@ class DetectionEval:
         Detections by descending score, ties in row order.
     rank : (n_det,) int64
         Position of each detection among those of its frame and class, by the same order.
-    det_gt : (C, n_det) int64
+    level, simple_gt : (n_det,) int64
+        Uncontested detections: thresholds reached, and the box (-1: none).
+    contested_pos : (n_det,) int64
+        Column of a contested detection in ``contested_gt``, -1 for the others.
+    contested_gt : (C, n_contested) int64
         COCO rule: the matched ground-truth row, -1 where unmatched.
-    det_ignored, gt_ignored : (C, n_det) and (A, n_gt) bool
-        COCO's ``dtIg`` and ``gtIg``.
+    gt_ignored, det_outside : (A, n_gt) and (A, n_det) bool
+        COCO's ``gtIg`` per area range, and which detections lie outside each range.
     dota_tp, dota_fp : (n_det,) bool
         DOTA rule at IoU 0.5 (a detection on a difficult box is neither).
     """
@@ -104,12 +111,42 @@ class DetectionEval:
     det_score: np.ndarray
     order: np.ndarray
     rank: np.ndarray
-    det_gt: np.ndarray
-    det_ignored: np.ndarray
+    level: np.ndarray
+    simple_gt: np.ndarray
+    contested_pos: np.ndarray
+    contested_gt: np.ndarray
     gt_ignored: np.ndarray
+    det_outside: np.ndarray
     dota_tp: np.ndarray
     dota_fp: np.ndarray
     params: DetectionParams
+
+    def ever_scored(self, area: int, dets: np.ndarray) -> np.ndarray:
+        """Which of the detections are not ignored at some threshold, in one area range (a cheap superset)."""
+        box = self.simple_gt[dets]
+        on_counted_box = (self.level[dets] > 0) & ~self.gt_ignored[area, np.maximum(box, 0)]
+        return ~self.det_outside[area, dets] | on_counted_box | (self.contested_pos[dets] >= 0)
+
+    def flags(self, area: int, dets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """COCO's matched and not-ignored flags ``(T, len(dets))`` of some detections in one area range.
+
+        A matched detection is ignored when its box is (``dtIg = gtIg[m]``), an unmatched one
+        when it lies outside the range.
+        """
+        n_t = len(self.params.iou_thresholds)
+        box = self.simple_gt[dets]
+        hit = self.level[dets][None, :] > np.arange(n_t)[:, None]
+        outside = self.det_outside[area, dets]
+        ignored = np.where(hit, self.gt_ignored[area, np.maximum(box, 0)][None, :], outside[None, :])
+        position = self.contested_pos[dets]
+        some = np.flatnonzero(position >= 0)
+        if some.size:
+            rows = np.arange(n_t) * self.gt_ignored.shape[0] + area
+            matched = self.contested_gt[rows][:, position[some]]
+            hit[:, some] = matched >= 0
+            ignored[:, some] = np.where(matched >= 0, self.gt_ignored[area, np.maximum(matched, 0)],
+                                        outside[some][None, :])
+        return hit, ~ignored
 
 
 def frame_pairs(gt: Boxes, gt_frame, pred: Boxes, pred_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,9 +172,7 @@ def _dense(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 def _ranks(order: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Each row's position within its group, groups visited in ``order``."""
-    position = np.empty(order.size, dtype=np.int64)
-    position[order] = np.arange(order.size)
-    by_group = np.lexsort((position, group))
+    by_group = order[np.argsort(group[order], kind="stable")]  # by group, then by ``order``
     sorted_group = group[by_group]
     starts = np.flatnonzero(np.concatenate([[True], sorted_group[1:] != sorted_group[:-1]])) if order.size else []
     first = np.zeros(order.size, dtype=np.int64)
@@ -186,48 +221,59 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     gt_area, det_area = polygon_area(gt.corners), polygon_area(pred.corners)
     gt_ignored = np.stack([difficult | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
     det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
-    det_gt = _coco_matches(pair_gt, pair_pred, pair_iou, rank, len(gt), len(pred), gt_ignored, difficult,
-                           params.iou_thresholds)
-    n_area = len(AREA_RANGES)
-    area_of = np.tile(np.arange(n_area), len(params.iou_thresholds))
-    matched = det_gt >= 0
-    det_ignored = np.where(matched, np.take_along_axis(gt_ignored[area_of], np.maximum(det_gt, 0), axis=1),
-                           det_outside[area_of])
+    matches = _coco_matches(pair_gt, pair_pred, pair_iou, rank, len(gt), len(pred), gt_ignored, difficult,
+                            params.iou_thresholds)
     dota_tp, dota_fp = _dota_flags(pair_gt, pair_pred, pair_iou, order, len(pred), difficult)
-    return DetectionEval(classes, gt_class, det_class, difficult, pred.score, order, rank, det_gt, det_ignored,
-                         gt_ignored, dota_tp, dota_fp, params)
+    return DetectionEval(classes, gt_class, det_class, difficult, pred.score, order, rank, *matches,
+                         gt_ignored, det_outside, dota_tp, dota_fp, params)
 
 
-def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, crowd, thresholds) -> np.ndarray:
+def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, crowd, thresholds) -> tuple:
     """COCOeval's greedy matching for every (threshold, area range) at once.
 
-    Detections are visited by rank within their frame and class: the k-th detection of every
-    group is matched in the same step, as groups share no ground truth. Each takes, among the
-    boxes not yet taken (crowd boxes can be taken again) with IoU at least the threshold, a
-    non-ignored box before an ignored one, then the highest IoU, then the later box: what
-    COCOeval's inner loop picks.
+    A pair whose detection and box have no other pair within reach (IoU at least the lowest
+    threshold) meets no competition: the detection takes the box wherever the IoU reaches the
+    threshold, whatever the area range. Most pairs are such. The other detections are visited
+    by rank within their frame and class: the k-th detection of every group is matched in the
+    same step, as groups share no ground truth. Each takes, among the boxes not yet taken
+    (crowd boxes can be taken again) with IoU at least the threshold, a non-ignored box before
+    an ignored one, then the highest IoU, then the later box: what COCOeval's inner loop picks.
+
+    Returns
+    -------
+    level, simple_gt, contested_pos, contested_gt
+        As :class:`DetectionEval` holds them.
     """
     n_area = gt_ignored.shape[0]
-    limits = np.repeat(np.minimum(np.asarray(thresholds, dtype=np.float64), 1 - 1e-10), n_area)
+    cut = np.minimum(np.asarray(thresholds, dtype=np.float64), 1 - 1e-10)
+    limits = np.repeat(cut, n_area)
     area_of = np.tile(np.arange(n_area), len(thresholds))
-    n_config = limits.size
-    det_gt = np.full((n_config, n_det), -1, dtype=np.int64)
-    reach = pair_iou >= limits.min() if pair_iou.size else np.zeros(0, dtype=bool)
+    level = np.zeros(n_det, dtype=np.int64)
+    simple_gt = np.full(n_det, -1, dtype=np.int64)
+    contested_pos = np.full(n_det, -1, dtype=np.int64)
+    reach = pair_iou >= cut.min() if pair_iou.size else np.zeros(0, dtype=bool)
     pg, pd, pv = pair_gt[reach], pair_pred[reach], pair_iou[reach]
+    alone = (np.bincount(pd, minlength=n_det)[pd] == 1) & (np.bincount(pg, minlength=n_gt)[pg] == 1)
+    simple_gt[pd[alone]] = pg[alone]
+    level[pd[alone]] = (pv[alone][:, None] >= cut[None, :]).sum(axis=1)  # thresholds are increasing
+    pg, pd, pv = pg[~alone], pd[~alone], pv[~alone]
+    contested = np.unique(pd)
+    contested_pos[contested] = np.arange(contested.size)
+    contested_gt = np.full((limits.size, contested.size), -1, dtype=np.int64)
     if pd.size == 0:
-        return det_gt
-    taken = np.zeros((n_config, n_gt), dtype=bool)
+        return level, simple_gt, contested_pos, contested_gt
+    boxes, local_gt = np.unique(pg, return_inverse=True)  # only the contested boxes can be taken
+    taken = np.zeros((limits.size, boxes.size), dtype=bool)
     by_rank = np.argsort(rank[pd], kind="stable")
-    pg, pd, pv = pg[by_rank], pd[by_rank], pv[by_rank]
+    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt.reshape(-1)[by_rank]
     step_rank = rank[pd]
     bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)
-    configs = np.arange(n_config)[:, None]
     for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        g, d, v = pg[start:stop], pd[start:stop], pv[start:stop]
+        g, lg, d, v = pg[start:stop], local_gt[start:stop], pd[start:stop], pv[start:stop]
         ok = v[None, :] >= limits[:, None]
-        ok &= ~(taken[:, g] & ~reusable[None, start:stop])
+        ok &= ~(taken[:, lg] & ~reusable[None, start:stop])
         cc, pp = np.nonzero(ok)
         if cc.size == 0:
             continue
@@ -235,10 +281,9 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
         cc, pp = cc[pick], pp[pick]
         first = np.concatenate([[True], (cc[1:] != cc[:-1]) | (d[pp[1:]] != d[pp[:-1]])])
         cc, pp = cc[first], pp[first]
-        det_gt[cc, d[pp]] = g[pp]
-        taken[cc, g[pp]] = True
-    del configs
-    return det_gt
+        contested_gt[cc, contested_pos[d[pp]]] = g[pp]
+        taken[cc, lg[pp]] = True
+    return level, simple_gt, contested_pos, contested_gt
 
 
 def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[np.ndarray, np.ndarray]:
@@ -251,9 +296,12 @@ def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[
     best_iou = np.zeros(n_det)
     best_gt = np.full(n_det, -1, dtype=np.int64)
     if pair_iou.size:
-        rows = np.lexsort((pair_gt, -pair_iou, pair_pred))
-        first = np.concatenate([[True], pair_pred[rows[1:]] != pair_pred[rows[:-1]]])
-        rows = rows[first]
+        # a detection with one pair has its best box; only those with several need the sort
+        several = np.bincount(pair_pred, minlength=n_det)[pair_pred] > 1
+        rows = np.flatnonzero(several)
+        rows = rows[np.lexsort((pair_gt[rows], -pair_iou[rows], pair_pred[rows]))]
+        first = np.concatenate([[True], pair_pred[rows[1:]] != pair_pred[rows[:-1]]]) if rows.size else rows
+        rows = np.concatenate([np.flatnonzero(~several), rows[first]])
         best_iou[pair_pred[rows]] = pair_iou[rows]
         best_gt[pair_pred[rows]] = pair_gt[rows]
     over = best_iou > DOTA_IOU
@@ -303,8 +351,45 @@ def voc_ap(recall: np.ndarray, precision: np.ndarray, eleven_point: bool) -> flo
     return float(np.sum((edges[steps + 1] - edges[steps]) * envelope[steps + 1]))
 
 
-def accumulate(evaluation: DetectionEval) -> DetectionAccumulation:
-    """Precision and recall arrays as COCOeval's ``accumulate`` builds them, and the DOTA AP per class."""
+def _curve(tp_flags: np.ndarray, scored: np.ndarray, npig: int) -> tuple[np.ndarray, np.ndarray]:
+    """Final recall ``(T,)`` and interpolated precision ``(T, R)`` of detections in score order.
+
+    The values of COCOeval's accumulate, in the same floating-point operations, computed at the
+    hits only: its precision, made non-increasing from the right, is read at the first
+    detection reaching each recall threshold, and that detection is a hit (recall rises only at
+    hits), where the non-increasing envelope is the highest precision of the hits from there on
+    (precision falls between hits). At the k-th hit, recall is ``k / npig`` and precision
+    ``k / (scored so far + eps)``, as COCOeval divides them.
+    """
+    n_t, n = tp_flags.shape
+    precision = np.zeros((n_t, len(RECALL_THRESHOLDS)))
+    final = np.zeros(n_t)
+    if n == 0:
+        return final, precision
+    seen = np.cumsum(scored, axis=1, dtype=np.int64)  # tp + fp after each detection
+    for t in range(n_t):
+        at_hit = np.flatnonzero(tp_flags[t])
+        hits = at_hit.size
+        final[t] = hits / npig
+        if hits == 0:
+            continue
+        k = np.arange(1, hits + 1, dtype=np.float64)
+        envelope = np.maximum.accumulate((k / (seen[t, at_hit] + np.spacing(1)))[::-1])[::-1]
+        at = np.searchsorted(k / npig, RECALL_THRESHOLDS, side="left")
+        inside = at < hits
+        precision[t, inside] = envelope[at[inside]]
+    return final, precision
+
+
+def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> DetectionAccumulation:
+    """Precision and recall arrays as COCOeval's ``accumulate`` builds them, and the DOTA AP per class.
+
+    Parameters
+    ----------
+    every_max_dets : bool
+        Also fill the precision at the smaller ``maxDets`` (1 and 10), which no summary number
+        uses; by default it is left NaN there (recall is filled at every ``maxDets``).
+    """
     ev, params = evaluation, evaluation.params
     n_t, n_a = len(params.iou_thresholds), len(AREA_RANGES)
     max_dets = params.max_dets_list
@@ -313,32 +398,30 @@ def accumulate(evaluation: DetectionEval) -> DetectionAccumulation:
     recall = np.full((n_t, n_k, n_a, n_m), np.nan)
     dota_ap = np.full(n_k, np.nan)
     curves = []
-    area_of = np.tile(np.arange(n_a), n_t)
     sorted_class = ev.det_class[ev.order]
     for k in range(n_k):
         in_class = ev.gt_class == k
         npig = np.count_nonzero(~ev.gt_ignored[:, in_class], axis=1)  # (A,)
         dets = ev.order[sorted_class == k]
-        for m, cap in enumerate(max_dets):
-            kept = dets[ev.rank[dets] < cap]
-            hit = ev.det_gt[:, kept] >= 0
-            ignored = ev.det_ignored[:, kept]
-            tp = np.cumsum(hit & ~ignored, axis=1).astype(float)
-            fp = np.cumsum(~hit & ~ignored, axis=1).astype(float)
-            for c in range(n_t * n_a):
-                a = area_of[c]
-                if npig[a] == 0:
-                    continue
-                t = c // n_a
-                rc = tp[c] / npig[a]
-                pr = tp[c] / (fp[c] + tp[c] + np.spacing(1))
-                recall[t, k, a, m] = rc[-1] if kept.size else 0.0
-                if kept.size:
-                    pr = np.maximum.accumulate(pr[::-1])[::-1]
-                    at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
-                    precision[t, :, k, a, m] = np.where(at < kept.size, pr[np.minimum(at, kept.size - 1)], 0.0)
+        ranks = ev.rank[dets]
+        for a in np.flatnonzero(npig).tolist():
+            if a:  # detections ignored at every threshold add nothing to any curve: leave them out
+                relevant = ev.ever_scored(a, dets)
+                area_dets, area_ranks = dets[relevant], ranks[relevant]
+            else:
+                area_dets, area_ranks = dets, ranks
+            hit, scored = ev.flags(a, area_dets)  # (T, n) in score order
+            for m, cap in enumerate(max_dets):
+                if area_ranks.max(initial=-1) >= cap:
+                    kept = area_ranks < cap
+                    block_hit, block_scored = hit[:, kept], scored[:, kept]
                 else:
-                    precision[t, :, k, a, m] = 0.0
+                    block_hit, block_scored = hit, scored
+                tp_flags = block_hit & block_scored
+                if m < n_m - 1 and not every_max_dets:  # recall only: the final hit count
+                    recall[:, k, a, m] = np.count_nonzero(tp_flags, axis=1) / npig[a]
+                    continue
+                recall[:, k, a, m], precision[:, :, k, a, m] = _curve(tp_flags, block_scored, npig[a])
         npos = np.count_nonzero(in_class & ~ev.gt_difficult)
         tp = np.cumsum(ev.dota_tp[dets]).astype(float)
         fp = np.cumsum(ev.dota_fp[dets]).astype(float)

@@ -61,12 +61,10 @@ def operating_point(ev: DetectionEval, conf: Optional[float] = None) -> Operatin
     conf : float, optional
         ``None``: the score at which F1 is highest (the highest such score on a tie).
     """
-    config = 0  # threshold 0.5, area "all"
-    hit = (ev.det_gt[config] >= 0) & ~ev.det_ignored[config]
-    miss = (ev.det_gt[config] < 0) & ~ev.det_ignored[config]
+    matched, scored = ev.flags(0, ev.order)  # area "all"; row 0: threshold 0.5
     positives = int(np.count_nonzero(~ev.gt_difficult))
     score = ev.det_score[ev.order]
-    tp, fp = np.cumsum(hit[ev.order]), np.cumsum(miss[ev.order])
+    tp, fp = np.cumsum(matched[0] & scored[0]), np.cumsum(~matched[0] & scored[0])
     if conf is not None:
         counted = int(np.count_nonzero(score >= conf))
         if counted == 0:

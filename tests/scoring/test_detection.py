@@ -137,10 +137,13 @@ def test_agrees_with_cocoeval(seed, max_dets):
     gt, gt_frame, dt, dt_frame, frames = random_scene(seed)
     assert len(np.unique(dt.score)) < len(dt)  # the scene has ties in score
     params = DetectionParams(max_dets=max_dets)
-    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame, params=params))
+    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame, params=params), every_max_dets=True)
     oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, max_dets)
     np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
+    quick = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame, params=params))  # what the CLI runs
+    np.testing.assert_array_equal(quick.precision[..., -1], acc.precision[..., -1])
+    np.testing.assert_array_equal(quick.recall, acc.recall)
     overall, per_class = summarize_detections(acc)
     ours = [overall[k] for k in ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large",
                                  "mar_1", "mar_10", f"mar_{max_dets}")]
@@ -162,7 +165,7 @@ def test_agrees_with_cocoeval(seed, max_dets):
 
 def test_agrees_with_cocoeval_without_difficult_boxes():
     gt, gt_frame, dt, dt_frame, frames = random_scene(11, frames=9, difficult_share=0.0)
-    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame))
+    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame), every_max_dets=True)
     oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, 100)
     np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
