@@ -560,7 +560,8 @@ def detection_cost(args, scratch: Path, say) -> None:
     say(f"detection metrics (issue 16): Songdo-scale set with a confidence column, {_describe(scored)}, "
         f"median of {len(full.runs)} alternated runs each, -j 1")
     say(_table(rows, ("hbb2obb-eval", "wall", "CPU", "peak RSS")))
-    say(f"  added: wall {100 * (full.median / plain.median - 1):+.0f} %, CPU {100 * (full.median_cpu / plain.median_cpu - 1):+.0f} %"
+    wall_added, cpu_added = full.median / plain.median - 1, full.median_cpu / plain.median_cpu - 1
+    say(f"  added: wall {100 * wall_added:+.0f} %, CPU {100 * cpu_added:+.0f} %"
         f" (budget +30 %); map50_95 {keys['map50_95']:.4f}, dota_map50 {keys['dota_map50']:.4f}")
     say()
 

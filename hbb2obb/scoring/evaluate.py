@@ -408,13 +408,19 @@ def evaluate_obb(
     missing_pred: str = "skip",
     jobs: int = 1,
     spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
+    detection: bool = True,
+    ap_rule: str = "voc07",
+    conf: Optional[float] = None,
+    max_dets: int = 100,
 ) -> dict:
     """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
 
     The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
     calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
     command line prints; this function only computes). Warnings are issued as
-    :class:`Hbb2ObbWarning`.
+    :class:`Hbb2ObbWarning`. ``detection``, ``ap_rule``, ``conf`` and ``max_dets`` are the
+    detection metrics' settings, as ``hbb2obb-eval`` takes them (``detection=False``:
+    ``--no_detection``).
 
     Returns
     -------
@@ -451,7 +457,9 @@ def evaluate_obb(
     )
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
-    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs)
+    params = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf) if detection else None
+    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                             detection=params)
     for _, message in result.warnings:
         warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
     return result.metrics

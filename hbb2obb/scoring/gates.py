@@ -54,7 +54,8 @@ class Gate:
         try:
             value = flat_metric(metrics, self.key)
         except KeyError:
-            hint = " (AP keys need a confidence column in the predictions)" if self.key.startswith(("map", "mar_", "dota_", "conf_")) else ""
+            needs_scores = self.key.startswith(("map", "mar_", "dota_", "conf_"))
+            hint = " (AP keys need a confidence column in the predictions)" if needs_scores else ""
             raise UsageError(f"--require {self.text!r}: this run has no metric {self.key!r}{hint}") from None
         return bool(COMPARISONS[self.op](value, self.bound)), value
 

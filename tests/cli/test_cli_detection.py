@@ -145,3 +145,13 @@ def test_bad_detection_options(scored, args, message):
 def test_no_detection_keeps_the_reference_keys_only(scored):
     m = metrics_of(scored / "gt", scored / "pred", "--no_detection")
     assert "map50" not in m and "precision" not in m and "confusion_matrix" not in m
+
+
+def test_python_api_gives_the_same_detection_keys(scored):
+    from hbb2obb.scoring.evaluate import evaluate_obb
+
+    api = evaluate_obb(scored / "gt", scored / "pred", ap_rule="voc")
+    cli = metrics_of(scored / "gt", scored / "pred", "--ap_rule", "voc")
+    for key in ("map50", "map50_95", "dota_map50", "precision", "recall", "f1", "conf_threshold"):
+        assert api[key] == cli[key], key
+    assert "map50" not in evaluate_obb(scored / "gt", scored / "pred", detection=False)

@@ -13,6 +13,8 @@ from shapely.geometry import Polygon
 from conftest import rotated_rect
 from hbb2obb.boxes import Boxes
 from hbb2obb.geometry import iou_pairs, polygon_area
+from hbb2obb.errors import UsageError
+from hbb2obb.scoring.gates import parse_gate
 from hbb2obb.scoring.detection import (
     AREA_RANGES,
     DetectionParams,
@@ -272,3 +274,12 @@ def test_no_detections_and_no_boxes():
     gt = Boxes([rotated_rect(50, 50, 40, 20, 30)], [1])
     overall, per_class = summarize_detections(accumulate(evaluate_detections(gt, [0], empty, [])))
     assert overall["map50"] == 0.0 and overall["dota_map50"] == 0.0 and overall["mar_100"] == 0.0
+
+
+def test_detection_keys_can_be_gated():
+    for text in ("map50>=0.7", "dota_map50>0.5", "mar_100>=0.2", "mar_300>=0.2", "conf_threshold<0.9", "f1>=0.5"):
+        assert parse_gate(text).key == text.split(">")[0].split("<")[0]
+    passed, value = parse_gate("map50>=0").check({"map50": float("nan")})  # no GT: AP undefined
+    assert not passed and np.isnan(value)  # a gate never passes on nothing
+    with pytest.raises(UsageError):
+        parse_gate("map42>=0.1")
