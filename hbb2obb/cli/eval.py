@@ -148,6 +148,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, detection=detection)
     warn(PROGRAM, result.warnings)
     metrics = result.metrics
+    if conf is not None and detection is not None and not result.detection_summary.scored:
+        warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
         click.echo(metrics_json(metrics))
     else:

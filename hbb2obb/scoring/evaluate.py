@@ -345,6 +345,11 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     elif sides and not sizes.known:
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
+    health = result.health
+    if result.detection is not None and health.scored_pred_files and health.unscored_pred_files:
+        out.append(("confidence", f"{result.health.unscored_pred_files} prediction file(s) have boxes without a "
+                    f"confidence and {result.health.scored_pred_files} have one on every box: AP needs a score "
+                    "on every prediction, so it is not computed"))
     if result.health.reordered_boxes:
         out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))

@@ -139,8 +139,12 @@ class FrameHealth:
     total_edge_cases: int = 0
     problems: list = field(default_factory=list)
     normalized_sides: set = field(default_factory=set)
+    scored_pred_files: int = 0  # prediction files with boxes, every one with a confidence
+    unscored_pred_files: int = 0  # prediction files with boxes, some without
 
     def add(self, other: "FrameHealth") -> None:
+        self.scored_pred_files += other.scored_pred_files
+        self.unscored_pred_files += other.unscored_pred_files
         self.skipped_pred_lines += other.skipped_pred_lines
         self.reordered_boxes += other.reordered_boxes
         self.degenerate_boxes += other.degenerate_boxes
@@ -277,6 +281,9 @@ def load_frames(
     scale = np.ones((2 * n, 2))
     scaled = (codes == 1) & np.tile(known, 2)
     scale[scaled] = np.tile(size_array, (2, 1))[scaled]
+    with_boxes = codes[n:] >= 0
+    health.scored_pred_files += int(np.count_nonzero(batch.rows.has_score[n:] & with_boxes))
+    health.unscored_pred_files += int(np.count_nonzero(~batch.rows.has_score[n:] & with_boxes))
     for problems in batch.problems[n:]:
         health.skipped_pred_lines += len(problems)
         health.problems.extend(problems)

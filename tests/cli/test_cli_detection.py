@@ -155,3 +155,13 @@ def test_python_api_gives_the_same_detection_keys(scored):
     for key in ("map50", "map50_95", "dota_map50", "precision", "recall", "f1", "conf_threshold"):
         assert api[key] == cli[key], key
     assert "map50" not in evaluate_obb(scored / "gt", scored / "pred", detection=False)
+
+
+def test_confidence_on_some_files_only_is_said(write_labels):
+    root = write_labels({"gt/a.txt": GT_A, "gt/b.txt": GT_A, "pred/a.txt": PRED_A,
+                         "pred/b.txt": rect(10, 10, 40, 20) + "\n"})
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json", "--conf", "0.5")
+    assert code == 0
+    assert "1 prediction file(s) have boxes without a confidence and 1 have one on every box" in err
+    assert "--conf 0.5 has no effect" in err
+    assert json.loads(out)["detection_scored"] is False
