@@ -77,9 +77,12 @@ def _rectangles(centre, length, breadth, heading_deg):
     return centre[:, None, :] + np.stack([-u - v, u - v, u + v, -u + v], axis=1)
 
 
-def _lines(class_id, corners) -> list[str]:
+def _lines(class_id, corners, score=None) -> list[str]:
     values = np.concatenate([class_id[:, None], np.rint(corners).reshape(-1, 8)], axis=1).astype(np.int64)
-    return [" ".join(row) for row in values.astype(str).tolist()]
+    lines = [" ".join(row) for row in values.astype(str).tolist()]
+    if score is None:
+        return lines
+    return [f"{line} {value:.3f}" for line, value in zip(lines, score.tolist())]  # 3 decimals: ties too
 
 
 def _write_frames(folder: Path, names, frame_of_box, lines) -> None:
@@ -91,8 +94,13 @@ def _write_frames(folder: Path, names, frame_of_box, lines) -> None:
         start = stop
 
 
-def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, layout: str, seed: int) -> LabelSet:
+def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, layout: str, seed: int,
+             confidence: bool = False) -> LabelSet:
     """Write ``root/name/{gt,pred}``: ground truth and a simulated converter's predictions.
+
+    ``confidence``: the predictions also get a 10th field, as a detector writes it: scores
+    drawn high for boxes of real objects (Beta(6, 2)) and low for the spurious ones (Beta(2, 4)),
+    drawn after everything else, so the boxes are those written without it.
 
     ``layout="roads"``: each box in its own cell of a coarse grid (vehicles rarely overlap), an
     18 % share exactly axis-aligned, the rest along one of two road directions of the frame.
@@ -152,7 +160,11 @@ def generate(root: Path, name: str, *, frames: int, boxes: tuple, size: tuple, l
     pred_corners = np.concatenate([pred[kept], extra])
     pred_classes = np.concatenate([pred_class[kept], rng.integers(0, len(VEHICLES), extra_frame.size)])
     order = np.lexsort((rng.random(pred_frame.size), pred_frame))  # shuffled within each frame
-    _write_frames(root / name / "pred", names, pred_frame[order], _lines(pred_classes[order], pred_corners[order]))
+    score = None
+    if confidence:
+        score = np.concatenate([rng.beta(6.0, 2.0, int(kept.sum())), rng.beta(2.0, 4.0, extra_frame.size)])[order]
+    _write_frames(root / name / "pred", names, pred_frame[order],
+                  _lines(pred_classes[order], pred_corners[order], score))
     return LabelSet(name, root / name / "gt", root / name / "pred", frames, total, int(pred_frame.size),
                     (width, height))
 
@@ -192,6 +204,7 @@ class Run:
     returncode: int
     stdout: str
     stderr: str
+    cpu_seconds: float | None = None  # user + system time of the command (None where not measured)
 
 
 # Forks and waits for the measured command from a small interpreter: a child's peak RSS as the
@@ -209,7 +222,7 @@ if pid == 0:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 with open(report, "w") as handle:
-    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss}")
+    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -224,14 +237,14 @@ def run_process(command: list) -> Run:
         if measured:
             command = [sys.executable, "-S", "-c", LAUNCHER, str(report)] + command
         returncode = subprocess.run(command, stdout=out, stderr=err).returncode
-        seconds, peak = time.perf_counter() - start, None
+        seconds, peak, cpu = time.perf_counter() - start, None, None
         if measured and report.exists():
-            seconds, maxrss = report.read_text().split()
+            seconds, maxrss, cpu = report.read_text().split()
             scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 2**10  # bytes on macOS, KiB on Linux
-            seconds, peak = float(seconds), int(maxrss) * scale
+            seconds, peak, cpu = float(seconds), int(maxrss) * scale, float(cpu)
         out.seek(0)
         err.seek(0)
-        return Run(seconds, peak, returncode, out.read().decode(), err.read().decode())
+        return Run(seconds, peak, returncode, out.read().decode(), err.read().decode(), cpu)
 
 
 def eval_command() -> list:
@@ -269,6 +282,10 @@ class Timing:
     @property
     def first(self) -> Run:
         return self.runs[0]
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(r.cpu_seconds for r in self.runs if r.cpu_seconds is not None)
 
 
 def timed(command: list, repeat: int) -> Timing:
@@ -494,6 +511,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temporary folder)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the stage breakdown")
+    parser.add_argument("--detection-only", action="store_true",
+                        help="only the cost of the detection metrics (issue 16): a Songdo-scale set with scores")
     return parser.parse_args(argv)
 
 
@@ -521,10 +540,41 @@ def compile_package() -> str:
     return "bytecode compiled" if ok else "bytecode NOT compiled (compileall failed)"
 
 
+def detection_cost(args, scratch: Path, say) -> None:
+    """What the detection metrics add to ``hbb2obb-eval`` on a Songdo-scale set with a confidence column.
+
+    The same command with and without ``--no_detection``, alternated so both see the same
+    stretch of the machine's load; wall and CPU (user + system) medians.
+    """
+    scored = generate(scratch, "songdo_scored", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
+                      layout="roads", seed=args.seed, confidence=True)
+    command = eval_command() + [scored.gt, scored.pred, "-nb", "--json"]
+    with_runs, without_runs = [], []
+    for _ in range(max(args.repeat, 1)):
+        without_runs += timed(command + ["--no_detection"], 1).runs
+        with_runs += timed(command, 1).runs
+    plain, full = Timing(tuple(without_runs)), Timing(tuple(with_runs))
+    keys = json.loads(full.first.stdout)
+    rows = [("--no_detection", f"{plain.median:.2f} s", f"{plain.median_cpu:.2f} s", _mb(plain.peak_rss_mb)),
+            ("default (detection metrics)", f"{full.median:.2f} s", f"{full.median_cpu:.2f} s", _mb(full.peak_rss_mb))]
+    say(f"detection metrics (issue 16): Songdo-scale set with a confidence column, {_describe(scored)}, "
+        f"median of {len(full.runs)} alternated runs each, -j 1")
+    say(_table(rows, ("hbb2obb-eval", "wall", "CPU", "peak RSS")))
+    wall_added, cpu_added = full.median / plain.median - 1, full.median_cpu / plain.median_cpu - 1
+    say(f"  added: wall {100 * wall_added:+.0f} %, CPU {100 * cpu_added:+.0f} %"
+        f" (budget +30 %); map50_95 {keys['map50_95']:.4f}, dota_map50 {keys['dota_map50']:.4f}")
+    say()
+
+
 def _run(args, scratch: Path) -> int:
     say = lambda text="": print(text, flush=True)  # noqa: E731
     started = time.perf_counter()
     compiled = compile_package()
+    if args.detection_only:
+        say(f"hbb2obb benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} cores, {compiled}")
+        detection_cost(args, scratch, say)
+        say(f"benchmark finished in {time.perf_counter() - started:.0f} s")
+        return 0
     songdo = generate(scratch, "songdo", frames=args.frames, boxes=tuple(args.boxes), size=SONGDO_SIZE,
                       layout="roads", seed=args.seed)
     dense = generate(scratch, "dense", frames=args.dense_frames, boxes=(args.dense_boxes, args.dense_boxes),
@@ -609,6 +659,8 @@ def _run(args, scratch: Path) -> int:
     say("dense set: whole processes on one core (-j 1)")
     say(_table(rows, ("", "time", "peak RSS", "")))
     say()
+
+    detection_cost(args, scratch, say)
 
     if args.profile:
         wall, spent = profile(songdo, scratch)

@@ -8,12 +8,14 @@ import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
 from hbb2obb.cli.pictures import check_overlay, emit_overlays, overlay_options
-from hbb2obb.errors import UsageError
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
-from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_frames
+from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS, DetectionParams
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_any
 from hbb2obb.scoring.gates import check_gates, parse_gate
 from hbb2obb.scoring.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.report.detection_report import render_detection
 from hbb2obb.report.eval_report import render_report, render_unmatched
 from hbb2obb.report.serialize import metrics_json, write_metrics
 
@@ -40,12 +42,32 @@ def evaluation_options(function):
     return function
 
 
-def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating"):
-    """Pair the frames, then evaluate them under a progress bar over frames."""
-    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred)
+def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating", detection=None):
+    """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar over frames."""
+    plan = plan_any(gt_dir, pred_dir, settings.missing_pred, label_map)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                               progress=bar.update, plan=plan)
+                               progress=bar.update, plan=plan, detection=detection)
+
+
+def detection_options(function):
+    """The detection-metric flags: AP rule, operating point, detections per frame, figures."""
+    options = [
+        click.option("--ap_rule", type=click.Choice(AP_RULES), default="voc07", show_default=True,
+                     help="DOTA-rule AP interpolation: voc07 (11-point, the DOTA task-1 default) or voc (all points)."),
+        click.option("--conf", type=float, default=None,
+                     help="Confidence for precision, recall, F1 and the confusion matrix "
+                          "(default: the one that maximizes F1, printed)."),
+        click.option("--max_dets", type=int, default=DEFAULT_MAX_DETS, show_default=True,
+                     help="COCO rule: detections kept per frame and class (raise it for dense aerial frames)."),
+        click.option("--plots", type=click.Path(path_type=Path), metavar="DIR",
+                     help="Write confusion_matrix.png and pr_curves.png (with scores) to DIR."),
+        click.option("--no_detection", is_flag=True,
+                     help="Leave out the detection metrics (precision, recall, AP): the reference tool's keys only."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
 
 
 def run_options(function):
@@ -89,17 +111,21 @@ spatial_threshold_option = click.option(
               help="Numbers within T of the golden value match (default 0: exact).")
 @click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
+@detection_options
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
          overlay, overlay_size,
-         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar):
+         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar,
+         ap_rule, conf, max_dets, plots, no_detection):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
-    Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
-    0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
+    Label files are paired by name; boxes are matched per frame by rotated IoU. PRED_DIR may
+    also be a DOTA Task1 submission (Task1_<class>.txt files; needs -mp). With a confidence
+    column, the report adds rotated AP (COCO and DOTA rules), precision, recall and F1. Exit
+    status: 0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """
     gates = [parse_gate(text) for text in requirements]
     if expect is None and (expect_tolerance is not None or expect_ignore_extra):
@@ -114,17 +140,27 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     check_overlay(overlay, img_source)
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar)
+    detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf)
+    if no_detection:
+        if plots is not None:
+            raise UsageError("--plots draws the detection metrics: it cannot go with --no_detection")
+        detection = None
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, detection=detection)
     warn(PROGRAM, result.warnings)
     metrics = result.metrics
+    if conf is not None and detection is not None and not result.detection_summary.scored:
+        warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
         click.echo(metrics_json(metrics))
     else:
         if debug:
             click.echo(render_unmatched(result.table, label_map))
         click.echo(render_report(metrics, label_map), nl=False)
+        click.echo(render_detection(metrics, label_map), nl=False)
     if output is not None:
         write_metrics(metrics, output)
+    if plots is not None:
+        write_detection_figures(result, metrics, label_map, plots)
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
     failed = check_gates(gates, metrics)
     for gate in gates:
@@ -140,6 +176,19 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         golden_failed = not comparison.passed
     if failed or golden_failed:
         raise SystemExit(1)
+
+
+def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> None:
+    """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores."""
+    from hbb2obb.plotting.detection import confusion_figure, pr_figure
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        confusion_figure(metrics, label_map).savefig(folder / "confusion_matrix.png")
+        if result.detection_summary.scored:
+            pr_figure(result.detection_summary, metrics, label_map).savefig(folder / "pr_curves.png")
+    except OSError as exc:
+        raise InputError(f"--plots {folder}: cannot write the figures ({exc.strerror or exc})") from exc
 
 
 run = without_teardown(main)  # the console script: ends without freeing the run's objects one by one

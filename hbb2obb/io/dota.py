@@ -1,4 +1,8 @@
-"""DOTA labels: ``x1 y1 x2 y2 x3 y3 x4 y4 classname [difficult]``, optional header lines."""
+"""DOTA labels: ``x1 y1 x2 y2 x3 y3 x4 y4 classname [difficult]``, optional header lines.
+
+Prediction files may carry a confidence instead: ``... classname score`` (a tenth field that is
+not the flag 0 or 1 on every line of the file) or ``... classname difficult score``.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ def looks_like_dota(path: Path) -> bool:
     for _, fields in split_lines(path):
         if _is_header(fields):
             return True
-        return len(fields) in (9, 10) and parse_number(fields[8]) is None and parse_number(fields[0]) is not None
+        return len(fields) in (9, 10, 11) and parse_number(fields[8]) is None and parse_number(fields[0]) is not None
     return False
 
 
@@ -47,17 +51,20 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     Returns
     -------
     LabelFile
-        ``boxes.difficult`` carries the flag (0 when the column is absent).
+        ``boxes.difficult`` carries the flag (0 when the column is absent); ``boxes.score`` the
+        confidence of a prediction file that has one on every line (``None`` otherwise).
     """
     path = Path(path)
     sink = ProblemSink(path, strict)
     ids_by_name = {name.lower(): class_id for class_id, name in (label_map or {}).items()}
-    corners, classes, difficult, lines = [], [], [], []
+    corners, classes, difficult, lines, tenth, scores = [], [], [], [], [], []
+    counts = (9, 10) if strict else (9, 10, 11)
     for number, fields in split_lines(path):
         if _is_header(fields):
             continue
-        if len(fields) not in (9, 10):
-            sink.report(number, f"expected 10 fields (x1 y1 x2 y2 x3 y3 x4 y4 class difficult), found {len(fields)}")
+        if len(fields) not in counts:
+            what = "x1 y1 x2 y2 x3 y3 x4 y4 class difficult" + ("" if strict else " [score]")
+            sink.report(number, f"expected 10 fields ({what}), found {len(fields)}")
             continue
         values = [parse_number(t) for t in fields[:8]]
         bad = next((i for i, v in enumerate(values) if v is None), None)
@@ -71,18 +78,33 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
         if name.lower() not in ids_by_name:
             sink.report(number, f"class name {name!r} is not in the label map")
             continue
-        flag = fields[9] if len(fields) == 10 else "0"
-        if flag not in ("0", "1"):
-            sink.report(number, f"difficult flag must be 0 or 1, found {flag!r}")
+        flag = fields[9] if len(fields) >= 10 else "0"
+        score = parse_number(fields[10]) if len(fields) == 11 else None
+        if len(fields) == 11 and score is None:
+            sink.report(number, describe_bad_number(fields[10], "score"))
+            continue
+        if flag not in ("0", "1") and (strict or len(fields) == 11 or parse_number(flag) is None):
+            sink.report(number, f"difficult flag must be 0 or 1, found {flag!r}"
+                        + ("" if strict or len(fields) == 11 else " (or a score as a number)"))
             continue
         corners.append(values)
         classes.append(ids_by_name[name.lower()])
         difficult.append(flag == "1")
+        tenth.append(flag if len(fields) == 10 else None)
+        scores.append(score)
         lines.append(number)
     corner_array = np.array(corners, dtype=np.float64).reshape(-1, 4, 2)
+    score_array = None
+    if not strict and tenth and all(t is not None for t in tenth) and any(t not in ("0", "1") for t in tenth):
+        # a tenth field that is not always the 0/1 flag: the detector's confidence
+        score_array = np.array([parse_number(t) for t in tenth], dtype=np.float64)
+        difficult = [False] * len(tenth)
+    elif scores and all(v is not None for v in scores):
+        score_array = np.array(scores, dtype=np.float64)
     boxes = Boxes(
         corners=corner_array,
         class_id=np.array(classes, dtype=np.int64),
+        score=score_array,
         line=np.array(lines, dtype=np.int64),
         difficult=np.array(difficult, dtype=bool),
     )

@@ -234,7 +234,10 @@ class _FastRows:
     def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:
         """The boxes of the files selected by a boolean mask or a slice of files, in file order."""
         rows = self.rows_of(files)
-        keep_score = self.has_score[files].size > 0 and bool(self.has_score[files].all())
+        # Scores survive when every file with boxes has them: a file with no boxes (an empty
+        # frame of a detector's output) has no say, or one empty frame would drop every score.
+        with_boxes = self.normalized[files] >= 0
+        keep_score = bool(self.has_score[files].any()) and bool(self.has_score[files][with_boxes].all())
         return Boxes(corners=self.corners[rows], class_id=self.class_id[rows],
                      score=self.score[rows] if keep_score else None, line=self.line[rows])
 

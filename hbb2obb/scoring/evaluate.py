@@ -9,6 +9,7 @@ the same table.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections import Counter
@@ -20,9 +21,10 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_frames
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.scoring.detection import DetectionParams, frame_pairs
 from hbb2obb.scoring.matching import match_pairs
 from hbb2obb.scoring.metrics import class_statistics, dense_classes, pair_statistics
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
@@ -103,32 +105,59 @@ class EvaluationResult:
     plan: FramePlan
     health: FrameHealth
     warnings: list = field(default_factory=list)
+    detection: Optional[DetectionParams] = None
+    pairs: Optional[tuple] = None  # (gt, pred, iou) of every same-frame pair with positive IoU, with detection
 
     @property
     def metrics(self) -> dict:
         return summarize(self)
 
+    @functools.cached_property
+    def detection_summary(self):
+        """The detection metrics (:class:`~hbb2obb.scoring.detection_summary.DetectionSummary`), or ``None``."""
+        if self.detection is None:
+            return None
+        from hbb2obb.scoring.detection_summary import summarize_run
 
-def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) -> tuple:
-    """Load and match a run of frames; returns the chunk's columns and its health."""
+        return summarize_run(self.table, self.pairs, self.detection)
+
+
+def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False,
+                 pred_boxes: Optional[dict] = None) -> tuple:
+    """Load and match a run of frames; returns the chunk's columns and its health.
+
+    ``with_pairs``: also keep every same-frame pair with positive IoU, any classes (detection
+    metrics). ``pred_boxes``: the frames' predictions already read (a DOTA Task1 submission).
+    """
     frames, health = load_frames(
         specs,
         sizes=sizes,
         label_map=label_map,
+        pred_boxes=pred_boxes,
         excluded_classes=settings.excluded_classes,
         exclude_edge_cases=settings.exclude_edge_cases,
         edge_tolerance=settings.edge_tolerance,
     )
     gt, pred = frames.gt, frames.pred
-    # Pairs never cross frames (nor classes, unless class-agnostic): one search for the chunk.
-    gt_group, pred_group = frames.gt_frame, frames.pred_frame
-    if not settings.class_agnostic:
-        classes, gt_class, pred_class = dense_classes(gt.class_id, pred.class_id)
-        span = max(len(classes), 1)
-        gt_group = gt_group * span + gt_class
-        pred_group = pred_group * span + pred_class
-    pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
-    pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+    detection_pairs = None
+    if with_pairs:
+        # Detection metrics pair boxes across classes too (confusion matrix): one class-agnostic
+        # search, of which the class-specific matching takes its own pairs (the same pairs, same IoUs).
+        detection_pairs = frame_pairs(gt, frames.gt_frame, pred, frames.pred_frame)
+        pair_gt, pair_pred, pair_iou = detection_pairs
+        if not settings.class_agnostic:
+            same = gt.class_id[pair_gt] == pred.class_id[pair_pred]
+            pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
+    else:
+        # Pairs never cross frames (nor classes, unless class-agnostic): one search for the chunk.
+        gt_group, pred_group = frames.gt_frame, frames.pred_frame
+        if not settings.class_agnostic:
+            classes, gt_class, pred_class = dense_classes(gt.class_id, pred.class_id)
+            span = max(len(classes), 1)
+            gt_group = gt_group * span + gt_class
+            pred_group = pred_group * span + pred_class
+        pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
+        pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
@@ -148,11 +177,24 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) ->
         angle_error=angle_error,
         pred_matched=matches.pred_matched,
     )
+    if detection_pairs is not None:
+        columns.update(pair_gt=detection_pairs[0], pair_pred=detection_pairs[1], pair_iou=detection_pairs[2])
     return columns, health
 
 
 def _chunk_job(args):
     return _match_chunk(*args)
+
+
+def _join_pairs(chunks: list) -> Optional[tuple]:
+    """The chunks' detection pairs ``(gt, pred, iou)`` with run-wide row indices, or ``None``."""
+    if not chunks or "pair_gt" not in chunks[0]:
+        return None
+    gt_base = np.cumsum([0] + [len(c["gt"]) for c in chunks])[:-1]
+    pred_base = np.cumsum([0] + [len(c["pred"]) for c in chunks])[:-1]
+    gt_rows = np.concatenate([c.pop("pair_gt") + base for c, base in zip(chunks, gt_base)])
+    pred_rows = np.concatenate([c.pop("pair_pred") + base for c, base in zip(chunks, pred_base)])
+    return gt_rows, pred_rows, np.concatenate([c.pop("pair_iou") for c in chunks])
 
 
 def _join(chunks: list) -> MatchTable:
@@ -221,6 +263,7 @@ def evaluate_frames(
     jobs: int = 1,
     progress: Optional[Callable[[int], None]] = None,
     plan: Optional[FramePlan] = None,
+    detection: Optional[DetectionParams] = None,
 ) -> EvaluationResult:
     """Pair, load and match every frame; the accumulated result of a whole run.
 
@@ -238,17 +281,21 @@ def evaluate_frames(
     progress : callable, optional
         Called with the number of frames finished since the last call.
     plan : FramePlan, optional
-        A pairing already made by :func:`plan_frames`.
+        A pairing already made by :func:`plan_frames` (or :func:`~hbb2obb.scoring.frames.plan_any`).
+    detection : DetectionParams, optional
+        Also compute the detection metrics (precision, recall, AP): the result keeps every
+        same-frame pair with positive IoU for them.
     """
     sizes = sizes or ImageSizes()
     if settings.exclude_edge_cases and not sizes.known:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
-    plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred)
+    plan = plan or plan_any(gt_dir, pred_dir, settings.missing_pred, label_map)
     specs = list(plan.frames)
     batches = _batches(specs)
     jobs = resolve_jobs(jobs)
     chunks, health = [], FrameHealth()
-    work = [(batch, settings, sizes, label_map) for batch in batches]
+    with_pairs = detection is not None
+    work = [(batch, settings, sizes, label_map, with_pairs, plan.pred_boxes_of(batch)) for batch in batches]
     if jobs > 1 and len(batches) > 1:
         from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
 
@@ -266,7 +313,10 @@ def evaluate_frames(
             health.add(chunk_health)
             if progress:
                 progress(len(batch))
-    result = EvaluationResult(_join(chunks), settings, plan, health)
+    health.skipped_pred_lines += len(plan.pred_problems)  # a submission's broken rows, read when planning
+    health.problems.extend(plan.pred_problems)
+    pairs = _join_pairs(chunks)
+    result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs)
     result.warnings.extend(_warnings_of(result, sizes))
     return result
 
@@ -278,6 +328,8 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
            for p in result.plan.missing_pred]
     out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")
             for p in result.plan.orphan_pred]
+    out += [("orphan prediction file", f"{result.plan.pred_source}: detections of image {name} have no "
+             "ground-truth file: not scored") for name in result.plan.orphan_images]
     per_file = Counter(problem.path for problem in result.health.problems)
     seen_files = set()
     for problem in result.health.problems:
@@ -293,6 +345,11 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     elif sides and not sizes.known:
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
+    health = result.health
+    if result.detection is not None and health.scored_pred_files and health.unscored_pred_files:
+        out.append(("confidence", f"{result.health.unscored_pred_files} prediction file(s) have boxes without a "
+                    f"confidence and {result.health.scored_pred_files} have one on every box: AP needs a score "
+                    "on every prediction, so it is not computed"))
     if result.health.reordered_boxes:
         out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))
@@ -327,11 +384,13 @@ def summarize(result: EvaluationResult) -> dict:
         one_to_one=bool(settings.one_to_one),
         frames_scored=len(table.frame_names),
         missing_pred_files=len(result.plan.missing_pred),
-        orphan_pred_files=len(result.plan.orphan_pred),
+        orphan_pred_files=len(result.plan.orphan_pred) + len(result.plan.orphan_images),
         skipped_pred_lines=health.skipped_pred_lines,
         reordered_boxes=health.reordered_boxes,
         degenerate_boxes=health.degenerate_boxes,
     )
+    if result.detection_summary is not None:  # new keys after the reference's, which keep their order
+        result.detection_summary.merge_into(metrics)
     return metrics
 
 
@@ -354,13 +413,19 @@ def evaluate_obb(
     missing_pred: str = "skip",
     jobs: int = 1,
     spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
+    detection: bool = True,
+    ap_rule: str = "voc07",
+    conf: Optional[float] = None,
+    max_dets: int = 100,
 ) -> dict:
     """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
 
     The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
     calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
     command line prints; this function only computes). Warnings are issued as
-    :class:`Hbb2ObbWarning`.
+    :class:`Hbb2ObbWarning`. ``detection``, ``ap_rule``, ``conf`` and ``max_dets`` are the
+    detection metrics' settings, as ``hbb2obb-eval`` takes them (``detection=False``:
+    ``--no_detection``).
 
     Returns
     -------
@@ -397,7 +462,9 @@ def evaluate_obb(
     )
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
-    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs)
+    params = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf) if detection else None
+    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                             detection=params)
     for _, message in result.warnings:
         warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
     return result.metrics

@@ -44,11 +44,26 @@ class FrameSpec:
 
 @dataclass(frozen=True)
 class FramePlan:
-    """Which frames are scored, and what could not be paired."""
+    """Which frames are scored, and what could not be paired.
+
+    ``pred_boxes`` holds the predictions already read, by frame name, when they came from one
+    submission rather than a file per frame (DOTA Task1, from ``pred_source``); a frame it
+    lacks had no detections. ``orphan_images`` are its images without ground truth.
+    """
 
     frames: tuple[FrameSpec, ...]
     missing_pred: tuple[Path, ...]
     orphan_pred: tuple[Path, ...]
+    pred_boxes: Optional[dict] = None
+    pred_problems: tuple = ()
+    orphan_images: tuple = ()
+    pred_source: Optional[Path] = None
+
+    def pred_boxes_of(self, specs) -> Optional[dict]:
+        """The read predictions of these frames only (what a worker process needs), or ``None``."""
+        if self.pred_boxes is None:
+            return None
+        return {spec.name: self.pred_boxes[spec.name] for spec in specs if spec.name in self.pred_boxes}
 
 
 def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
@@ -90,6 +105,30 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
     return FramePlan(frames, missing, orphans)
 
 
+def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip",
+             label_map: Optional[dict] = None) -> FramePlan:
+    """:func:`plan_frames`, or, when ``pred_dir`` is a DOTA Task1 submission, its detections by frame.
+
+    A folder is a submission when it holds ``Task1_<class>.txt`` files and no file named like a
+    ground-truth file. Every ground-truth frame is then scored (a submission lists only images
+    with detections, so a frame it lacks has none).
+    """
+    from hbb2obb.io.dota_task1 import read_task1, task1_files
+
+    task1 = task1_files(pred_dir)
+    if not task1:
+        return plan_frames(gt_dir, pred_dir, missing_pred)
+    gt_files = _label_files(Path(gt_dir), "ground-truth")
+    if any(path.stem in gt_files for path in task1) or any(
+            name in gt_files for name in _label_files(Path(pred_dir), "prediction")):
+        return plan_frames(gt_dir, pred_dir, missing_pred)
+    submission = read_task1(pred_dir, label_map)
+    frames = tuple(FrameSpec(name, path, None, size) for name, (path, size) in gt_files.items())
+    orphans = tuple(sorted(name for name in submission.boxes if name not in gt_files))
+    return FramePlan(frames, (), (), pred_boxes=submission.boxes, pred_problems=submission.problems,
+                     orphan_images=orphans, pred_source=Path(pred_dir))
+
+
 @dataclass
 class FrameHealth:
     """Counts of what was repaired or skipped while loading, summed over frames."""
@@ -100,8 +139,12 @@ class FrameHealth:
     total_edge_cases: int = 0
     problems: list = field(default_factory=list)
     normalized_sides: set = field(default_factory=set)
+    scored_pred_files: int = 0  # prediction files with boxes, every one with a confidence
+    unscored_pred_files: int = 0  # prediction files with boxes, some without
 
     def add(self, other: "FrameHealth") -> None:
+        self.scored_pred_files += other.scored_pred_files
+        self.unscored_pred_files += other.unscored_pred_files
         self.skipped_pred_lines += other.skipped_pred_lines
         self.reordered_boxes += other.reordered_boxes
         self.degenerate_boxes += other.degenerate_boxes
@@ -192,6 +235,7 @@ def load_frames(
     excluded_classes: tuple = (),
     exclude_edge_cases: bool = False,
     edge_tolerance: float = 1.0,
+    pred_boxes: Optional[dict] = None,
 ) -> tuple[LoadedFrames, FrameHealth]:
     """Read, repair, scale and filter several frames at once. Broken ground truth raises; predictions skip.
 
@@ -209,6 +253,9 @@ def load_frames(
     exclude_edge_cases : bool
         Drop ground-truth boxes touching the frame border (needs every frame's size).
     edge_tolerance : float
+    pred_boxes : dict of str to Boxes, optional
+        The frames' predictions already read (by frame name; a frame it lacks has none), used
+        instead of the prediction files.
 
     Returns
     -------
@@ -234,6 +281,9 @@ def load_frames(
     scale = np.ones((2 * n, 2))
     scaled = (codes == 1) & np.tile(known, 2)
     scale[scaled] = np.tile(size_array, (2, 1))[scaled]
+    with_boxes = codes[n:] >= 0
+    health.scored_pred_files += int(np.count_nonzero(batch.rows.has_score[n:] & with_boxes))
+    health.unscored_pred_files += int(np.count_nonzero(~batch.rows.has_score[n:] & with_boxes))
     for problems in batch.problems[n:]:
         health.skipped_pred_lines += len(problems)
         health.problems.extend(problems)
@@ -243,6 +293,12 @@ def load_frames(
         if len(boxes) and (scale[files] != 1.0).any():
             boxes = boxes.with_corners(boxes.corners * scale[file][:, None, :])
         sides.append([_repair(boxes, health), file - files.start])
+    if pred_boxes is not None:
+        given = [(index, pred_boxes[spec.name]) for index, spec in enumerate(specs) if spec.name in pred_boxes]
+        boxes = Boxes.concatenate([b for _, b in given]) if given else Boxes(
+            np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
+        file = np.repeat([index for index, _ in given], [len(b) for _, b in given]).astype(np.int64)
+        sides[1] = [_repair(boxes, health), file]
     if excluded_classes:
         excluded = np.array(sorted(excluded_classes), dtype=np.int64)
         for side in sides:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from hbb2obb.errors import UsageError
+from hbb2obb.scoring.detection_summary import DETECTION_KEYS
 from hbb2obb.scoring.metrics import LADDER_ALIASES, flat_metric
 from hbb2obb.scoring.overlap_metrics import DISTANCE_KEYS
 
@@ -29,10 +30,14 @@ GATE_KEYS = frozenset(
     }
     | set(DISTANCE_KEYS)
     | set(LADDER_ALIASES)
+    | set(DETECTION_KEYS)
 )
 """Names a gate may test: the numeric keys of the metric dict and the ladder rungs."""
 
 _GATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
+
+
+_RECALL_AT = re.compile(r"^mar_[0-9]+$")  # COCO recall at --max_dets N is keyed mar_N
 
 
 @dataclass(frozen=True)
@@ -45,8 +50,13 @@ class Gate:
     text: str
 
     def check(self, metrics: dict) -> tuple[bool, float]:
-        """``(passed, value)`` for this metric dict."""
-        value = flat_metric(metrics, self.key)
+        """``(passed, value)`` for this metric dict; a key the run did not produce is a usage error."""
+        try:
+            value = flat_metric(metrics, self.key)
+        except KeyError:
+            needs_scores = self.key.startswith(("map", "mar_", "dota_", "conf_"))
+            hint = " (AP keys need a confidence column in the predictions)" if needs_scores else ""
+            raise UsageError(f"--require {self.text!r}: this run has no metric {self.key!r}{hint}") from None
         return bool(COMPARISONS[self.op](value, self.bound)), value
 
 
@@ -64,7 +74,7 @@ def parse_gate(text: str, known: frozenset = GATE_KEYS) -> Gate:
     if not match:
         raise UsageError(f"--require {text!r}: expected KEY OP NUMBER, e.g. avg_iou>=0.85 (OP one of >= <= > < == !=)")
     key, op, bound = match.groups()
-    if key not in known:
+    if key not in known and not (known is GATE_KEYS and _RECALL_AT.match(key)):
         raise UsageError(f"--require {text!r}: unknown metric {key!r}; known: {', '.join(sorted(known))}")
     return Gate(key, op, float(bound), text.strip())
 

@@ -113,10 +113,19 @@ def _best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:
 def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
     above = iou > iou_threshold
     g, p, v = gt_index[above], pred_index[above], iou[above]
-    order = np.lexsort((p, g, -v))
     matched = np.zeros(n_gt, dtype=bool)
     chosen = np.zeros(n_gt, dtype=np.int64)
     chosen_iou = np.full(n_gt, np.nan)
+    if g.size:
+        # A pair whose two boxes have no other pair above the threshold is matched whenever the
+        # loop would reach it, and touches no other pair: set all such pairs at once.
+        n_pred = int(p.max()) + 1
+        alone = (np.bincount(g, minlength=n_gt)[g] == 1) & (np.bincount(p, minlength=n_pred)[p] == 1)
+        matched[g[alone]] = True
+        chosen[g[alone]] = p[alone]
+        chosen_iou[g[alone]] = v[alone]
+        g, p, v = g[~alone], p[~alone], v[~alone]
+    order = np.lexsort((p, g, -v))
     taken: set[int] = set()
     # Sequential by nature (each pick removes candidates); only pairs above the threshold get here.
     for gi, pi, vi in zip(g[order].tolist(), p[order].tolist(), v[order].tolist()):

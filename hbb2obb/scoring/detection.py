@@ -1,0 +1,482 @@
+"""Detection metrics of oriented boxes: rotated AP by the COCO and the DOTA devkit rules.
+
+When the boxes come from a detector, what people ask first is precision, recall and mean
+average precision. Three COCOeval-like steps, on exact polygon IoU:
+
+* :func:`evaluate_detections` matches the detections of every frame and class greedily in
+  score order, for every COCO IoU threshold and area range at once (vectorized over frames),
+  and applies the DOTA devkit's rule at IoU 0.5;
+* :func:`accumulate` builds COCO's precision ``(T, R, K, A, M)`` and recall ``(T, K, A, M)``
+  arrays and the DOTA devkit's AP per class;
+* :func:`summarize_detections` gives the metric-dict keys (``map50_95`` ... ``dota_map50``).
+
+Ties in score are broken by frame order (files sorted by name), then line order, as COCOeval's
+stable sorts break them when image ids follow frame order. Difficult ground-truth boxes are
+COCO crowd regions here: a detection matched to one is neither hit nor miss, and they never
+count toward recall. Undefined values (a class without ground truth) are NaN, where COCOeval
+writes -1, and are left out of every mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from hbb2obb.boxes import Boxes
+from hbb2obb.errors import UsageError
+from hbb2obb.geometry import candidate_pairs, iou_pairs, polygon_area
+
+COCO_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # as COCOeval's Params builds them
+RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
+AREA_RANGES = (("all", 0.0, 1e10), ("small", 0.0, 32.0**2), ("medium", 32.0**2, 96.0**2), ("large", 96.0**2, 1e10))
+"""COCO's ranges in px^2 of the ground-truth box, bounds inclusive on both sides as COCOeval tests them."""
+DEFAULT_MAX_DETS = 100
+AP_RULES = ("voc07", "voc")
+"""DOTA devkit interpolation: ``voc07`` the 11-point rule of the task-1 evaluation (default), ``voc`` all points."""
+DOTA_IOU = 0.5  # the devkit counts a hit when the IoU is strictly greater
+
+
+@dataclass(frozen=True)
+class DetectionParams:
+    """Settings of the detection metrics; validated on construction.
+
+    Parameters
+    ----------
+    max_dets : int
+        Detections per frame and class kept by the COCO rule (COCO's 100; more for dense frames;
+        at least 10).
+        The COCO recall is also given at 1 and 10 detections.
+    ap_rule : {"voc07", "voc"}
+        Interpolation of the DOTA rule's AP.
+    conf : float, optional
+        Confidence at which precision, recall and F1 are given; ``None``: the one maximizing F1.
+    """
+
+    max_dets: int = DEFAULT_MAX_DETS
+    ap_rule: str = "voc07"
+    conf: Optional[float] = None
+    iou_thresholds: np.ndarray = field(default_factory=lambda: COCO_IOU_THRESHOLDS.copy())
+
+    def __post_init__(self):
+        if int(self.max_dets) != self.max_dets or self.max_dets < 10:
+            # COCOeval sorts its maxDets and reports AR at 1 and 10 besides: a smaller cap has no meaning there
+            raise UsageError(f"--max_dets must be an integer of at least 10, got {self.max_dets}")
+        if self.ap_rule not in AP_RULES:
+            raise UsageError(f"--ap_rule must be one of {', '.join(AP_RULES)}, got {self.ap_rule!r}")
+        if self.conf is not None and not np.isfinite(self.conf):
+            raise UsageError(f"--conf must be a finite number, got {self.conf}")
+
+    @property
+    def max_dets_list(self) -> tuple:
+        """COCO's ``maxDets``: 1, 10 and the chosen count (the last)."""
+        return (1, 10, int(self.max_dets))
+
+
+@dataclass(frozen=True)
+class DetectionEval:
+    """The evaluate step's result: every detection's match under every configuration.
+
+    A configuration ``c`` is an IoU threshold ``c // A`` and an area range ``c % A``. Detection
+    rows are those of the input (frame order, then line order). Most detections meet no
+    competition for their box (their only candidate at IoU 0.5 or more, and its only one): such
+    a detection matches ``simple_gt`` at the first ``level`` thresholds, in every area range.
+    The others are "contested" and have their match per configuration in ``contested_gt``.
+
+    Attributes
+    ----------
+    classes : (K,) int64
+        Sorted classes of both sides; ``gt_class`` and ``det_class`` index them.
+    order : (n_det,) int64
+        Detections by descending score, ties in row order.
+    rank : (n_det,) int64
+        Position of each detection among those of its frame and class, by the same order.
+    level, simple_gt : (n_det,) int64
+        Uncontested detections: thresholds reached, and the box (-1: none).
+    contested_pos : (n_det,) int64
+        Column of a contested detection in ``contested_gt``, -1 for the others.
+    contested_gt : (C, n_contested) int64
+        COCO rule: the matched ground-truth row, -1 where unmatched.
+    gt_ignored, det_outside : (A, n_gt) and (A, n_det) bool
+        COCO's ``gtIg`` per area range, and which detections lie outside each range.
+    dota_tp, dota_fp : (n_det,) bool
+        DOTA rule at IoU 0.5 (a detection on a difficult box is neither).
+    """
+
+    classes: np.ndarray
+    gt_class: np.ndarray
+    det_class: np.ndarray
+    gt_difficult: np.ndarray
+    det_score: np.ndarray
+    order: np.ndarray
+    rank: np.ndarray
+    level: np.ndarray
+    simple_gt: np.ndarray
+    contested_pos: np.ndarray
+    contested_gt: np.ndarray
+    gt_ignored: np.ndarray
+    det_outside: np.ndarray
+    dota_tp: np.ndarray
+    dota_fp: np.ndarray
+    params: DetectionParams
+
+    def ever_scored(self, area: int, dets: np.ndarray) -> np.ndarray:
+        """Which of the detections are not ignored at some threshold, in one area range (a cheap superset)."""
+        box = self.simple_gt[dets]
+        on_counted_box = (self.level[dets] > 0) & ~self.gt_ignored[area, np.maximum(box, 0)]
+        return ~self.det_outside[area, dets] | on_counted_box | (self.contested_pos[dets] >= 0)
+
+    def flags(self, area: int, dets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """COCO's matched and not-ignored flags ``(T, len(dets))`` of some detections in one area range.
+
+        A matched detection is ignored when its box is (``dtIg = gtIg[m]``), an unmatched one
+        when it lies outside the range.
+        """
+        n_t = len(self.params.iou_thresholds)
+        box = self.simple_gt[dets]
+        hit = self.level[dets][None, :] > np.arange(n_t)[:, None]
+        outside = self.det_outside[area, dets]
+        ignored = np.where(hit, self.gt_ignored[area, np.maximum(box, 0)][None, :], outside[None, :])
+        position = self.contested_pos[dets]
+        some = np.flatnonzero(position >= 0)
+        if some.size:
+            rows = np.arange(n_t) * self.gt_ignored.shape[0] + area
+            matched = self.contested_gt[rows][:, position[some]]
+            hit[:, some] = matched >= 0
+            ignored[:, some] = np.where(matched >= 0, self.gt_ignored[area, np.maximum(matched, 0)],
+                                        outside[some][None, :])
+        return hit, ~ignored
+
+
+def frame_pairs(gt: Boxes, gt_frame, pred: Boxes, pred_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class-agnostic pairs of one frame's boxes with positive exact IoU: ``(gt, pred, iou)``.
+
+    Examples
+    --------
+    >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> g, p, v = frame_pairs(Boxes([square], [0]), [0], Boxes([square, square], [1, 0]), [0, 1])
+    >>> g.tolist(), p.tolist(), v.tolist()
+    ([0], [0], [1.0])
+    """
+    pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=np.asarray(gt_frame, dtype=np.int64),
+                                         b_group=np.asarray(pred_frame, dtype=np.int64))
+    iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+    positive = iou > 0
+    return pair_gt[positive], pair_pred[positive], iou[positive]
+
+
+def _dense(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return np.searchsorted(classes, values).astype(np.int64)
+
+
+def _ranks(order: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Each row's position within its group, groups visited in ``order``."""
+    by_group = order[np.argsort(group[order], kind="stable")]  # by group, then by ``order``
+    sorted_group = group[by_group]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_group[1:] != sorted_group[:-1]])) if order.size else []
+    first = np.zeros(order.size, dtype=np.int64)
+    if order.size:
+        first[starts] = starts
+        first = np.maximum.accumulate(first)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[by_group] = np.arange(order.size) - first
+    return rank
+
+
+def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None,
+                        params: DetectionParams = DetectionParams()) -> DetectionEval:
+    """Match scored detections to ground truth by the COCO rule (all thresholds) and the DOTA rule.
+
+    Parameters
+    ----------
+    gt, pred : Boxes
+        Ground truth (``difficult`` optional) and detections (``score`` required), rows in
+        frame order then line order.
+    gt_frame, pred_frame : (n,) int
+        Frame of each box.
+    pairs : tuple of (k,) arrays, optional
+        ``(gt_row, pred_row, iou)`` of every same-frame pair with positive IoU (any classes),
+        as :func:`frame_pairs` gives them; computed when not given.
+    params : DetectionParams
+
+    Returns
+    -------
+    DetectionEval
+    """
+    if pred.score is None:
+        raise ValueError("detection metrics need a confidence per prediction")
+    gt_frame, pred_frame = np.asarray(gt_frame, dtype=np.int64), np.asarray(pred_frame, dtype=np.int64)
+    if pairs is None:
+        pairs = frame_pairs(gt, gt_frame, pred, pred_frame)
+    pair_gt, pair_pred, pair_iou = (np.asarray(a) for a in pairs)
+    classes = np.union1d(gt.class_id, pred.class_id).astype(np.int64)
+    gt_class, det_class = _dense(gt.class_id, classes), _dense(pred.class_id, classes)
+    difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult.copy()
+    same = gt_class[pair_gt] == det_class[pair_pred]
+    pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
+    order = np.argsort(-pred.score, kind="stable")
+    span = max(len(classes), 1)
+    rank = _ranks(order, pred_frame * span + det_class)
+    gt_area, det_area = polygon_area(gt.corners), polygon_area(pred.corners)
+    gt_ignored = np.stack([difficult | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
+    det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
+    matches = _coco_matches(pair_gt, pair_pred, pair_iou, rank, len(gt), len(pred), gt_ignored, difficult,
+                            params.iou_thresholds)
+    dota_tp, dota_fp = _dota_flags(pair_gt, pair_pred, pair_iou, order, len(pred), difficult)
+    return DetectionEval(classes, gt_class, det_class, difficult, pred.score, order, rank, *matches,
+                         gt_ignored, det_outside, dota_tp, dota_fp, params)
+
+
+def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, crowd, thresholds) -> tuple:
+    """COCOeval's greedy matching for every (threshold, area range) at once.
+
+    A pair whose detection and box have no other pair within reach (IoU at least the lowest
+    threshold) meets no competition: the detection takes the box wherever the IoU reaches the
+    threshold, whatever the area range. Most pairs are such. The other detections are visited
+    by rank within their frame and class: the k-th detection of every group is matched in the
+    same step, as groups share no ground truth. Each takes, among the boxes not yet taken
+    (crowd boxes can be taken again) with IoU at least the threshold, a non-ignored box before
+    an ignored one, then the highest IoU, then the later box: what COCOeval's inner loop picks.
+
+    Returns
+    -------
+    level, simple_gt, contested_pos, contested_gt
+        As :class:`DetectionEval` holds them.
+    """
+    n_area = gt_ignored.shape[0]
+    cut = np.minimum(np.asarray(thresholds, dtype=np.float64), 1 - 1e-10)
+    limits = np.repeat(cut, n_area)
+    area_of = np.tile(np.arange(n_area), len(thresholds))
+    level = np.zeros(n_det, dtype=np.int64)
+    simple_gt = np.full(n_det, -1, dtype=np.int64)
+    contested_pos = np.full(n_det, -1, dtype=np.int64)
+    reach = pair_iou >= cut.min() if pair_iou.size else np.zeros(0, dtype=bool)
+    pg, pd, pv = pair_gt[reach], pair_pred[reach], pair_iou[reach]
+    alone = (np.bincount(pd, minlength=n_det)[pd] == 1) & (np.bincount(pg, minlength=n_gt)[pg] == 1)
+    simple_gt[pd[alone]] = pg[alone]
+    level[pd[alone]] = (pv[alone][:, None] >= cut[None, :]).sum(axis=1)  # thresholds are increasing
+    pg, pd, pv = pg[~alone], pd[~alone], pv[~alone]
+    contested = np.unique(pd)
+    contested_pos[contested] = np.arange(contested.size)
+    contested_gt = np.full((limits.size, contested.size), -1, dtype=np.int64)
+    if pd.size == 0:
+        return level, simple_gt, contested_pos, contested_gt
+    boxes, local_gt = np.unique(pg, return_inverse=True)  # only the contested boxes can be taken
+    taken = np.zeros((limits.size, boxes.size), dtype=bool)
+    by_rank = np.argsort(rank[pd], kind="stable")
+    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt.reshape(-1)[by_rank]
+    step_rank = rank[pd]
+    bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
+    reusable = crowd[pg]
+    ignored = gt_ignored[area_of][:, pg]  # (C, P)
+    for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        g, lg, d, v = pg[start:stop], local_gt[start:stop], pd[start:stop], pv[start:stop]
+        ok = v[None, :] >= limits[:, None]
+        ok &= ~(taken[:, lg] & ~reusable[None, start:stop])
+        cc, pp = np.nonzero(ok)
+        if cc.size == 0:
+            continue
+        pick = np.lexsort((-g[pp], -v[pp], ignored[cc, start + pp], d[pp], cc))
+        cc, pp = cc[pick], pp[pick]
+        first = np.concatenate([[True], (cc[1:] != cc[:-1]) | (d[pp[1:]] != d[pp[:-1]])])
+        cc, pp = cc[first], pp[first]
+        contested_gt[cc, contested_pos[d[pp]]] = g[pp]
+        taken[cc, lg[pp]] = True
+    return level, simple_gt, contested_pos, contested_gt
+
+
+def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[np.ndarray, np.ndarray]:
+    """The DOTA devkit's hits and misses at IoU 0.5.
+
+    Each detection's best box is its highest-IoU box of its frame and class, taken or not (the
+    first box on a tie); a hit when that IoU is above 0.5 and the box is neither difficult nor
+    taken by a higher-ranked detection; a detection on a difficult box is neither.
+    """
+    best_iou = np.zeros(n_det)
+    best_gt = np.full(n_det, -1, dtype=np.int64)
+    if pair_iou.size:
+        # a detection with one pair has its best box; only those with several need the sort
+        several = np.bincount(pair_pred, minlength=n_det)[pair_pred] > 1
+        rows = np.flatnonzero(several)
+        rows = rows[np.lexsort((pair_gt[rows], -pair_iou[rows], pair_pred[rows]))]
+        first = np.concatenate([[True], pair_pred[rows[1:]] != pair_pred[rows[:-1]]]) if rows.size else rows
+        rows = np.concatenate([np.flatnonzero(~several), rows[first]])
+        best_iou[pair_pred[rows]] = pair_iou[rows]
+        best_gt[pair_pred[rows]] = pair_gt[rows]
+    over = best_iou > DOTA_IOU
+    on_difficult = over & difficult[np.maximum(best_gt, 0)] if difficult.size else np.zeros(n_det, dtype=bool)
+    contender = over & ~on_difficult
+    tp = np.zeros(n_det, dtype=bool)
+    ranked = order[contender[order]]  # contenders by descending score: the first on each box wins it
+    if ranked.size:
+        _, first_of_box = np.unique(best_gt[ranked], return_index=True)
+        tp[ranked[first_of_box]] = True
+    fp = ~tp & ~on_difficult
+    return tp, fp
+
+
+@dataclass(frozen=True)
+class DetectionAccumulation:
+    """COCO's ``precision (T, R, K, A, M)`` and ``recall (T, K, A, M)`` (NaN where COCO has -1),
+    and per class the DOTA rule's ``dota_ap (K,)`` (NaN without non-difficult ground truth)."""
+
+    classes: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    dota_ap: np.ndarray
+    dota_curves: tuple  # per class (recall, precision) of the DOTA rule, in score order
+    params: DetectionParams
+
+
+def voc_ap(recall: np.ndarray, precision: np.ndarray, eleven_point: bool) -> float:
+    """VOC average precision of a precision/recall curve, 11-point (VOC07) or all-point.
+
+    Examples
+    --------
+    >>> round(voc_ap(np.array([0.5, 1.0]), np.array([1.0, 0.5]), eleven_point=False), 6)
+    0.75
+    >>> round(voc_ap(np.array([0.5, 1.0]), np.array([1.0, 0.5]), eleven_point=True), 6)
+    0.772727
+    """
+    if eleven_point:
+        # the 11 recall levels 0, 0.1, ..., 1.0, spelt as the devkit makes them
+        levels = np.arange(0.0, 1.1, 0.1)
+        best = [precision[recall >= level].max() if (recall >= level).any() else 0.0 for level in levels]
+        return float(np.sum(best) / 11.0)
+    edges = np.concatenate([[0.0], recall, [1.0]])
+    envelope = np.concatenate([[0.0], precision, [0.0]])
+    envelope = np.maximum.accumulate(envelope[::-1])[::-1]
+    steps = np.flatnonzero(edges[1:] != edges[:-1])
+    return float(np.sum((edges[steps + 1] - edges[steps]) * envelope[steps + 1]))
+
+
+def _curve(tp_flags: np.ndarray, scored: np.ndarray, npig: int) -> tuple[np.ndarray, np.ndarray]:
+    """Final recall ``(T,)`` and interpolated precision ``(T, R)`` of detections in score order.
+
+    The values of COCOeval's accumulate, in the same floating-point operations, computed at the
+    hits only: its precision, made non-increasing from the right, is read at the first
+    detection reaching each recall threshold, and that detection is a hit (recall rises only at
+    hits), where the non-increasing envelope is the highest precision of the hits from there on
+    (precision falls between hits). At the k-th hit, recall is ``k / npig`` and precision
+    ``k / (scored so far + eps)``, as COCOeval divides them.
+    """
+    n_t, n = tp_flags.shape
+    precision = np.zeros((n_t, len(RECALL_THRESHOLDS)))
+    final = np.zeros(n_t)
+    if n == 0:
+        return final, precision
+    seen = np.cumsum(scored, axis=1, dtype=np.int64)  # tp + fp after each detection
+    for t in range(n_t):
+        at_hit = np.flatnonzero(tp_flags[t])
+        hits = at_hit.size
+        final[t] = hits / npig
+        if hits == 0:
+            continue
+        k = np.arange(1, hits + 1, dtype=np.float64)
+        envelope = np.maximum.accumulate((k / (seen[t, at_hit] + np.spacing(1)))[::-1])[::-1]
+        at = np.searchsorted(k / npig, RECALL_THRESHOLDS, side="left")
+        inside = at < hits
+        precision[t, inside] = envelope[at[inside]]
+    return final, precision
+
+
+def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> DetectionAccumulation:
+    """Precision and recall arrays as COCOeval's ``accumulate`` builds them, and the DOTA AP per class.
+
+    Parameters
+    ----------
+    every_max_dets : bool
+        Also fill the precision at the smaller ``maxDets`` (1 and 10), which no summary number
+        uses; by default it is left NaN there (recall is filled at every ``maxDets``).
+    """
+    ev, params = evaluation, evaluation.params
+    n_t, n_a = len(params.iou_thresholds), len(AREA_RANGES)
+    max_dets = params.max_dets_list
+    n_k, n_m, n_r = len(ev.classes), len(max_dets), len(RECALL_THRESHOLDS)
+    precision = np.full((n_t, n_r, n_k, n_a, n_m), np.nan)
+    recall = np.full((n_t, n_k, n_a, n_m), np.nan)
+    dota_ap = np.full(n_k, np.nan)
+    curves = []
+    sorted_class = ev.det_class[ev.order]
+    for k in range(n_k):
+        in_class = ev.gt_class == k
+        npig = np.count_nonzero(~ev.gt_ignored[:, in_class], axis=1)  # (A,)
+        dets = ev.order[sorted_class == k]
+        ranks = ev.rank[dets]
+        for a in np.flatnonzero(npig).tolist():
+            if a:  # detections ignored at every threshold add nothing to any curve: leave them out
+                relevant = ev.ever_scored(a, dets)
+                area_dets, area_ranks = dets[relevant], ranks[relevant]
+            else:
+                area_dets, area_ranks = dets, ranks
+            hit, scored = ev.flags(a, area_dets)  # (T, n) in score order
+            for m, cap in enumerate(max_dets):
+                if area_ranks.max(initial=-1) >= cap:
+                    kept = area_ranks < cap
+                    block_hit, block_scored = hit[:, kept], scored[:, kept]
+                else:
+                    block_hit, block_scored = hit, scored
+                tp_flags = block_hit & block_scored
+                if m < n_m - 1 and not every_max_dets:  # recall only: the final hit count
+                    recall[:, k, a, m] = np.count_nonzero(tp_flags, axis=1) / npig[a]
+                    continue
+                recall[:, k, a, m], precision[:, :, k, a, m] = _curve(tp_flags, block_scored, npig[a])
+        npos = np.count_nonzero(in_class & ~ev.gt_difficult)
+        tp = np.cumsum(ev.dota_tp[dets]).astype(float)
+        fp = np.cumsum(ev.dota_fp[dets]).astype(float)
+        if npos:
+            rec = tp / npos
+            prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
+            dota_ap[k] = voc_ap(rec, prec, eleven_point=params.ap_rule == "voc07")
+            curves.append((rec, prec))
+        else:
+            curves.append((np.zeros(0), np.zeros(0)))
+    return DetectionAccumulation(ev.classes, precision, recall, dota_ap, tuple(curves), params)
+
+
+def _mean(values: np.ndarray) -> float:
+    """COCOeval's ``_summarize``: the mean of the defined entries, NaN when there are none."""
+    defined = values[~np.isnan(values)]
+    return float(np.mean(defined)) if defined.size else float("nan")
+
+
+def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
+    """The metric-dict keys of the COCO and DOTA rules, overall and per class.
+
+    Returns
+    -------
+    overall : dict
+        ``map50_95, map50, map75, map_small, map_medium, map_large, mar_1, mar_10, mar_<N>``
+        (``N`` = ``max_dets``, 100 by default), ``dota_map50``, ``max_dets``, ``ap_rule``.
+    per_class : dict
+        ``{class_id: {"ap50", "ap50_95", "dota_ap50"}}``.
+    """
+    params = acc.params
+    max_dets = params.max_dets_list
+    last = len(max_dets) - 1
+    thresholds = np.asarray(params.iou_thresholds)
+    at_50 = np.flatnonzero(np.isclose(thresholds, 0.5))
+    at_75 = np.flatnonzero(np.isclose(thresholds, 0.75))
+    p = acc.precision
+    overall = {
+        "map50_95": _mean(p[:, :, :, 0, last]),
+        "map50": _mean(p[at_50][:, :, :, 0, last]),
+        "map75": _mean(p[at_75][:, :, :, 0, last]),
+        "map_small": _mean(p[:, :, :, 1, last]),
+        "map_medium": _mean(p[:, :, :, 2, last]),
+        "map_large": _mean(p[:, :, :, 3, last]),
+    }
+    for m, cap in enumerate(max_dets):
+        overall[f"mar_{cap}"] = _mean(acc.recall[:, :, 0, m])
+    overall["dota_map50"] = _mean(acc.dota_ap)
+    overall["max_dets"] = int(params.max_dets)
+    overall["ap_rule"] = params.ap_rule
+    per_class = {}
+    for k, class_id in enumerate(acc.classes.tolist()):
+        per_class[int(class_id)] = {
+            "ap50": _mean(p[at_50][:, :, k, 0, last]),
+            "ap50_95": _mean(p[:, :, k, 0, last]),
+            "dota_ap50": float(acc.dota_ap[k]),
+        }
+    return overall, per_class

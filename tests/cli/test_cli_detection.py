@@ -1,0 +1,167 @@
+"""hbb2obb-eval's detection metrics as a user meets them: scored folders, DOTA submissions, gates, figures."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import rect
+from hbb2obb.cli.eval import main
+
+# Frame a: two cars; detections: a hit (0.9), a miss (0.8), a hit (0.7). Frame b: no detections
+# at all (an empty file), one bus that is never found.
+GT_A = rect(10, 10, 40, 20) + "\n" + rect(100, 100, 40, 20) + "\n"
+GT_B = rect(300, 300, 80, 40, cls=1) + "\n"
+PRED_A = (rect(10, 10, 40, 20) + " 0.9\n" + rect(200, 200, 40, 20) + " 0.8\n" + rect(100, 100, 40, 20) + " 0.7\n")
+# COCO, class car: hits at recall .5 and 1 with precision 1 and 2/3 -> 101-point AP
+CAR_AP = (51 + 50 * 2 / 3) / 101
+CAR_VOC07 = (6 + 5 * 2 / 3) / 11  # levels 0 ... 0.5 at precision 1, 0.6 ... 1.0 at 2/3
+CAR_VOC = 0.5 * 1 + 0.5 * 2 / 3
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def scored(write_labels):
+    return write_labels({"gt/a.txt": GT_A, "gt/b.txt": GT_B, "pred/a.txt": PRED_A, "pred/b.txt": "",
+                         "classes.yaml": "0: car\n1: bus\n"})
+
+
+def metrics_of(*args):
+    code, out, err = run(*args, "-nb", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_scored_predictions_give_ap_by_both_rules(scored):
+    m = metrics_of(scored / "gt", scored / "pred")
+    assert m["detection_scored"] is True  # the empty prediction file of frame b does not drop the scores
+    car, bus = m["class_stats"]["0"], m["class_stats"]["1"]
+    assert car["ap50"] == pytest.approx(CAR_AP, abs=1e-12)
+    assert car["dota_ap50"] == pytest.approx(CAR_VOC07, abs=1e-12)
+    assert bus["ap50"] == 0.0 and bus["dota_ap50"] == 0.0  # ground truth, no detections
+    assert m["map50"] == pytest.approx(CAR_AP / 2, abs=1e-12)
+    assert m["dota_map50"] == pytest.approx(CAR_VOC07 / 2, abs=1e-12)
+    assert m["map50_95"] == pytest.approx(CAR_AP / 2, abs=1e-12)  # exact boxes: every threshold alike
+    assert m["mar_100"] == pytest.approx(1 / 2, abs=1e-12)  # car: both found; bus: none
+    # the F1 maximum is at 0.7: 2 hits, 1 miss, 3 boxes
+    assert m["conf_threshold"] == 0.7 and m["conf_threshold_chosen"] == "max_f1"
+    assert (m["precision"], m["recall"], m["f1"]) == pytest.approx((2 / 3, 2 / 3, 2 / 3))
+    # the reference's keys are untouched by the new ones
+    assert m["total_matches"] == 2 and m["total_gt"] == 3
+
+
+def test_all_point_rule_and_a_given_confidence(scored):
+    m = metrics_of(scored / "gt", scored / "pred", "--ap_rule", "voc", "--conf", "0.85")
+    assert m["class_stats"]["0"]["dota_ap50"] == pytest.approx(CAR_VOC, abs=1e-12)
+    assert m["ap_rule"] == "voc"
+    assert m["conf_threshold"] == 0.85 and m["conf_threshold_chosen"] == "given"
+    assert (m["precision"], m["recall"]) == pytest.approx((1.0, 1 / 3))
+
+
+def test_report_and_confusion_matrix(scored):
+    code, out, err = run(scored / "gt", scored / "pred", "-mp", scored / "classes.yaml", "-nb")
+    assert code == 0, err
+    assert "=== Detection Metrics ===" in out and "=== Confusion Matrix ===" in out
+    assert f"AP50 {CAR_AP / 2:.4f}" in out
+    assert "At confidence 0.7000 (maximizes F1)" in out
+    rows = {line.split()[0]: line.split()[1:] for line in out.split("=== Confusion Matrix ===")[1].splitlines()[2:]
+            if line.strip()}
+    assert rows["car"] == ["2", "0", "0"] and rows["bus"] == ["0", "0", "1"] and rows["background"] == ["1", "0", "0"]
+
+
+def test_gates_on_detection_keys(scored):
+    code, out, _ = run(scored / "gt", scored / "pred", "-nb", "--require", "map50>=0.4", "--require", "f1>0.6")
+    assert code == 0 and "pass  map50>=0.4" in out
+    code, out, _ = run(scored / "gt", scored / "pred", "-nb", "--require", "dota_map50>=0.9")
+    assert code == 1 and "FAIL  dota_map50>=0.9" in out
+
+
+def test_without_scores_precision_recall_and_a_note(write_labels):
+    root = write_labels({"gt/a.txt": GT_A, "pred/a.txt": rect(10, 10, 40, 20) + "\n" + rect(0, 200, 5, 5) + "\n"})
+    m = metrics_of(root / "gt", root / "pred")
+    assert m["detection_scored"] is False and "map50" not in m
+    assert (m["precision"], m["recall"], m["f1"]) == pytest.approx((0.5, 0.5, 0.5))
+    code, out, _ = run(root / "gt", root / "pred", "-nb")
+    assert "Note: AP needs a confidence per prediction" in out
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--require", "map50>=0.5")
+    assert code == 2 and "has no metric 'map50'" in err and "Traceback" not in err
+
+
+def test_dota_task1_submission_scores_like_the_same_detections_per_frame(scored, write_labels):
+    task1 = {
+        "task1/Task1_car.txt": "a 0.9 10 10 50 10 50 30 10 30\na 0.8 200 200 240 200 240 220 200 220\n"
+                               "a 0.7 100 100 140 100 140 120 100 120\nghost 0.5 0 0 1 0 1 1 0 1\n"
+                               "a 0.6 1 2 3\n",
+        "task1/Task1_bus.txt": "",
+    }
+    write_labels(task1)
+    per_frame = metrics_of(scored / "gt", scored / "pred")
+    code, out, err = run(scored / "gt", scored / "task1", "-mp", scored / "classes.yaml", "-nb", "--json")
+    assert code == 0, err
+    m = json.loads(out)
+    for key in ("map50", "map50_95", "dota_map50", "precision", "recall", "conf_threshold", "total_matches"):
+        assert m[key] == per_frame[key], key
+    assert "Task1_car.txt:5: expected 10 fields" in err  # the broken row: skipped and named
+    assert "detections of image ghost have no ground-truth file" in err
+    assert m["skipped_pred_lines"] == 1 and m["orphan_pred_files"] == 1
+    code, _, err = run(scored / "gt", scored / "task1", "-nb")
+    assert code == 2 and "label map" in err and "Traceback" not in err
+
+
+def test_dota_rows_with_a_score_column(write_labels):
+    root = write_labels({
+        "gt/a.txt": "10 10 50 10 50 30 10 30 car 0\n100 100 140 100 140 120 100 120 car 1\n",
+        "pred/a.txt": "10 10 50 10 50 30 10 30 car 0.9\n100 100 140 100 140 120 100 120 car 0.8\n"
+                      "300 300 340 300 340 320 300 320 car 0.95\n",
+        "classes.yaml": "0: car\n",
+    })
+    m = metrics_of(root / "gt", root / "pred", "-mp", root / "classes.yaml")
+    assert m["detection_scored"] is True
+    # the difficult box and the detection on it count for nothing: one box, found after one miss
+    assert m["class_stats"]["0"]["dota_ap50"] == pytest.approx(0.5)  # every level: recall 1 at precision 1/2
+    assert m["recall"] == 1.0
+
+
+def test_plots_are_written(scored, tmp_path):
+    code, _, err = run(scored / "gt", scored / "pred", "-nb", "--plots", tmp_path / "figures")
+    assert code == 0, err
+    for name in ("confusion_matrix.png", "pr_curves.png"):
+        assert (tmp_path / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max_dets", "5"], "--max_dets must be an integer of at least 10"),
+    (["--no_detection", "--plots", "x"], "cannot go with --no_detection"),
+])
+def test_bad_detection_options(scored, args, message):
+    code, _, err = run(scored / "gt", scored / "pred", "-nb", *args)
+    assert code == 2 and message in err
+
+
+def test_no_detection_keeps_the_reference_keys_only(scored):
+    m = metrics_of(scored / "gt", scored / "pred", "--no_detection")
+    assert "map50" not in m and "precision" not in m and "confusion_matrix" not in m
+
+
+def test_python_api_gives_the_same_detection_keys(scored):
+    from hbb2obb.scoring.evaluate import evaluate_obb
+
+    api = evaluate_obb(scored / "gt", scored / "pred", ap_rule="voc")
+    cli = metrics_of(scored / "gt", scored / "pred", "--ap_rule", "voc")
+    for key in ("map50", "map50_95", "dota_map50", "precision", "recall", "f1", "conf_threshold"):
+        assert api[key] == cli[key], key
+    assert "map50" not in evaluate_obb(scored / "gt", scored / "pred", detection=False)
+
+
+def test_confidence_on_some_files_only_is_said(write_labels):
+    root = write_labels({"gt/a.txt": GT_A, "gt/b.txt": GT_A, "pred/a.txt": PRED_A,
+                         "pred/b.txt": rect(10, 10, 40, 20) + "\n"})
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json", "--conf", "0.5")
+    assert code == 0
+    assert "1 prediction file(s) have boxes without a confidence and 1 have one on every box" in err
+    assert "--conf 0.5 has no effect" in err
+    assert json.loads(out)["detection_scored"] is False
