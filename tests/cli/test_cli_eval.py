@@ -225,3 +225,16 @@ def test_sample_against_reference_output(sample_dir, reference_dir, monkeypatch,
     code, out, _ = run("labels_obb_gt", "labels_obb_sam_b", *args, "-nb")
     assert code == 0
     assert checker.compare(out, (reference_dir / reference).read_text(encoding="utf-8")) == []
+
+
+def test_exclude_edge_cases_prints_the_unmatched_predictions_of_dropped_boxes(write_labels):
+    root = write_labels({"gt/a.txt": rect(0, 50, 40, 20) + "\n" + rect(200, 200, 40, 20) + "\n",
+                         "pred/a.txt": rect(1, 50, 40, 20) + "\n" + rect(200, 200, 40, 20) + "\n"
+                         + rect(400, 400, 20, 20) + "\n"})
+    code, out, err = run(root / "gt", root / "pred", "-exc", "-iw", 800, "-ih", 600, "-nb",
+                         "--require", "unmatched_pred_on_edge_cases==1")
+    assert code == 0, err
+    assert printed(out, "Total Unmatched Pred Boxes") == "2"
+    assert re.search(r"^Total Unmatched Pred Boxes: 2\n  of which on excluded edge boxes: 1 ", out, re.M)
+    _, plain, _ = run(root / "gt", root / "pred", "-nb")
+    assert "of which on excluded edge boxes" not in plain
