@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
-from hbb2obb.cli.pictures import check_overlay, emit_overlays, overlay_options
+from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_frames
@@ -114,8 +114,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
                             one_to_one, missing_pred, spatial_threshold)
+    img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
-    check_overlay(overlay, img_source)
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar)
     warn(PROGRAM, result.warnings)
     metrics = result.metrics

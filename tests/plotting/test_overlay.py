@@ -188,8 +188,22 @@ def test_eval_cli_overlay_needs_images(write_labels):
     root = write_labels(LABELS)
     result = CliRunner().invoke(eval_main, [str(root / "gt"), str(root / "pred"), "--overlay", str(root / "ov")])
     assert result.exit_code == 2
-    assert "--overlay needs the frames" in result.stderr
+    assert "--overlay needs the frames" in result.stderr and str(root.resolve() / "images") in result.stderr
     assert not (root / "ov").exists()
+
+
+def test_eval_cli_overlay_takes_the_images_beside_the_ground_truth(write_labels):
+    root = write_labels(LABELS)
+    (root / "images").mkdir()
+    Image.fromarray(black()).save(root / "images" / "a.jpg")
+    args = [str(root / "gt"), str(root / "pred"), "--overlay", str(root / "ov"), "-nb"]
+    result = CliRunner().invoke(eval_main, args)
+    assert result.exit_code == 0, result.output
+    assert f"frames from {(root / 'images').resolve()}" in result.stderr
+    assert sorted(p.name for p in (root / "ov").iterdir()) == ["a.jpg"]
+    explicit = CliRunner().invoke(eval_main, args + ["-i", str(root / "images")])
+    assert explicit.exit_code == 0 and "frames from" not in explicit.stderr
+    assert explicit.stdout == result.stdout
 
 
 def test_eval_cli_overlay_size_too_small(write_labels):
