@@ -54,7 +54,7 @@ def _series_key(record: dict, axis: Optional[str], others: list) -> tuple:
     return tuple(key)
 
 
-TIMES_ALIKE = 1.25  # slowest over fastest below this: marker area would show noise, so it is dropped
+TIMES_ALIKE = 1.5  # slowest over fastest below this: marker area would show timing noise, so it is dropped
 
 
 def _areas(seconds: np.ndarray, top: float) -> np.ndarray:
