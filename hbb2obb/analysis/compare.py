@@ -8,7 +8,15 @@ boxes *both* sets matched; a box matched by one set only is counted apart.
 * :func:`align_ground_truth`: which row of B's table is each ground-truth row of A's.
 * :func:`paired_difference`: mean IoU difference, paired SE, bootstrap interval, wins/losses/
   ties, angle p90 difference and its interval, and a verdict in words.
-* :func:`compare_cuts`: the same for every group of every cut.
+* :func:`compare_cuts`: the same for every group of every cut, the verdicts Holm-adjusted as one
+  family per measure.
+
+A verdict is only drawn from a group of at least :data:`MIN_PAIRED_BOXES` boxes: below that a
+bootstrap interval describes the few boxes drawn, not the method. An angle p90 interval wider
+than the larger of the two p90s says the tail holds too few boxes to place the p90 (a resample
+that draws one more outlier moves it by tens of degrees); it is marked unusable and draws no
+verdict. Across the groups of many cuts, some interval excludes 0 by chance alone; Holm's step-down
+adjustment of the bootstrap p-values keeps the chance of even one false "better" at 5%.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ TIE_TOLERANCE = 1e-9  # IoUs closer than this are the same score (float noise of
 BOOTSTRAP_CELLS = 4_000_000  # resampled values held in memory at once
 CONFIDENCE = 0.95
 WINDOW_SIGMAS = 6.0  # half-width of a percentile's rank window, in binomial standard deviations
+MIN_PAIRED_BOXES = 10  # fewer boxes both matched: numbers are reported, no verdict is drawn
+TOO_FEW, UNUSABLE, NOISE, HOLM_NOISE = "too few boxes", "interval unusable", "within the noise", "within the noise (Holm)"
 
 
 def align_ground_truth(table_a: MatchTable, table_b: MatchTable) -> np.ndarray:
@@ -59,9 +69,61 @@ def align_ground_truth(table_a: MatchTable, table_b: MatchTable) -> np.ndarray:
 
 def _verdict(low: float, high: float, lower_is_better: bool) -> str:
     if low <= 0.0 <= high:
-        return "within the noise"
+        return NOISE
     a_ahead = high < 0.0 if lower_is_better else low > 0.0
     return "A better" if a_ahead else "B better"
+
+
+def bootstrap_p_value(resampled: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of "the difference is 0": twice the smaller tail beyond 0.
+
+    Counted as ``(k + 1) / (B + 1)``, so it is never 0 with finitely many resamples, and it is
+    below 0.05 about when the 95% percentile interval excludes 0.
+
+    Examples
+    --------
+    >>> bootstrap_p_value(np.array([0.1, 0.2, 0.3]))
+    0.5
+    >>> bootstrap_p_value(np.zeros(9))
+    1.0
+    """
+    resampled = np.asarray(resampled, dtype=np.float64)
+    tail = min(np.count_nonzero(resampled <= 0.0), np.count_nonzero(resampled >= 0.0))
+    return float(min(1.0, 2.0 * (tail + 1) / (resampled.size + 1)))
+
+
+def holm_adjust(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values: a family of tests at family-wise error ``alpha`` rejects
+    where the adjusted p is below ``alpha``.
+
+    The ``i``-th smallest p is multiplied by ``m - i + 1`` (``m`` tests), capped at 1, and made
+    non-decreasing in the order of the raw p-values.
+
+    Examples
+    --------
+    >>> holm_adjust([0.01, 0.04, 0.03, 0.005]).round(4).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    >>> holm_adjust([]).tolist()
+    []
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    return adjusted
+
+
+def p90_interval_usable(p90_a: float, p90_b: float, interval) -> bool:
+    """Whether a bootstrap interval of a p90 difference locates it: no wider than the larger p90.
+
+    Examples
+    --------
+    >>> p90_interval_usable(4.02, 6.09, [-76.40, -0.55]), p90_interval_usable(3.6, 3.9, [-1.29, 0.19])
+    (False, True)
+    """
+    return bool(interval[1] - interval[0] <= max(abs(p90_a), abs(p90_b)))
 
 
 class _ResampledPercentile:
@@ -190,7 +252,8 @@ def _bootstrap(iou_diff: np.ndarray, angle_a: np.ndarray, angle_b: np.ndarray, n
     return np.concatenate(means), np.concatenate(p90s)
 
 
-def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: int = 2000) -> dict:
+def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: int = 2000,
+                      min_boxes: int = MIN_PAIRED_BOXES) -> dict:
     """A minus B over aligned pairs of scores of the same ground-truth boxes.
 
     Parameters
@@ -201,6 +264,8 @@ def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: 
         Seed of the bootstrap: the same seed gives the same intervals.
     n_boot : int
         Bootstrap resamples (boxes drawn with replacement, pairs kept together).
+    min_boxes : int
+        Fewer pairs than this draw no verdict (``"too few boxes"``); the numbers are still given.
 
     Returns
     -------
@@ -210,14 +275,19 @@ def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: 
         (what two independent SEMs would claim); ``iou_ci`` (95% percentile bootstrap interval);
         ``wins``, ``losses``, ``ties`` (boxes where A's IoU is higher, lower, equal within
         1e-9); ``p90_a``, ``p90_b``, ``p90_diff`` and ``p90_ci`` (angle p90, degrees, lower is
-        better); ``iou_verdict`` and ``angle_verdict``: ``"A better"``, ``"B better"`` or
-        ``"within the noise"`` (the interval holds 0), ``"no pairs"`` when ``n`` is 0.
+        better); ``iou_p`` and ``p90_p`` (two-sided bootstrap p-values, :func:`bootstrap_p_value`);
+        ``p90_ci_usable`` (:func:`p90_interval_usable`); ``iou_verdict`` and ``angle_verdict``:
+        ``"A better"``, ``"B better"``, ``"within the noise"`` (the interval holds 0), ``"too few
+        boxes"`` (fewer than ``min_boxes``), ``"interval unusable"`` (angle only), ``"no pairs"``
+        when ``n`` is 0.
 
     Examples
     --------
-    >>> d = paired_difference([0.9, 0.8, 0.7], [0.8, 0.7, 0.6], [1, 2, 3], [1, 2, 3], n_boot=200)
+    >>> d = paired_difference([0.9, 0.8, 0.7], [0.8, 0.7, 0.6], [1, 2, 3], [1, 2, 3], n_boot=200, min_boxes=3)
     >>> round(d["iou_diff"], 6), d["paired_se"] < 1e-12, d["wins"], d["iou_verdict"]
     (0.1, True, 3, 'A better')
+    >>> paired_difference([0.9, 0.8, 0.7], [0.8, 0.7, 0.6], [1, 2, 3], [1, 2, 3], n_boot=200)["iou_verdict"]
+    'too few boxes'
     """
     iou_a, iou_b = np.asarray(iou_a, dtype=np.float64), np.asarray(iou_b, dtype=np.float64)
     angle_a, angle_b = np.asarray(angle_a, dtype=np.float64), np.asarray(angle_b, dtype=np.float64)
@@ -225,7 +295,8 @@ def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: 
     if n == 0:
         return dict(boxes=0, iou_a=0.0, iou_b=0.0, iou_diff=0.0, paired_se=0.0, independent_se=0.0,
                     iou_ci=[0.0, 0.0], wins=0, losses=0, ties=0, p90_a=0.0, p90_b=0.0, p90_diff=0.0,
-                    p90_ci=[0.0, 0.0], iou_verdict="no pairs", angle_verdict="no pairs")
+                    p90_ci=[0.0, 0.0], iou_p=1.0, p90_p=1.0, p90_ci_usable=False,
+                    iou_verdict="no pairs", angle_verdict="no pairs")
     diff = iou_a - iou_b
     ddof = 1 if n > 1 else 0
     root_n = math.sqrt(n)
@@ -234,6 +305,12 @@ def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: 
     iou_ci = [float(v) for v in np.percentile(boot_mean, tails)]
     p90_ci = [float(v) for v in np.percentile(boot_p90, tails)]
     p90_a, p90_b = float(np.percentile(angle_a, 90)), float(np.percentile(angle_b, 90))
+    usable = p90_interval_usable(p90_a, p90_b, p90_ci)
+    if n < min_boxes:
+        iou_verdict = angle_verdict = TOO_FEW
+    else:
+        iou_verdict = _verdict(*iou_ci, lower_is_better=False)
+        angle_verdict = _verdict(*p90_ci, lower_is_better=True) if usable else UNUSABLE
     return dict(
         boxes=n,
         iou_a=float(iou_a.mean()),
@@ -249,24 +326,34 @@ def paired_difference(iou_a, iou_b, angle_a, angle_b, *, seed: int = 0, n_boot: 
         p90_b=p90_b,
         p90_diff=p90_a - p90_b,
         p90_ci=p90_ci,
-        iou_verdict=_verdict(*iou_ci, lower_is_better=False),
-        angle_verdict=_verdict(*p90_ci, lower_is_better=True),
+        iou_p=bootstrap_p_value(boot_mean),
+        p90_p=bootstrap_p_value(boot_p90),
+        p90_ci_usable=usable,
+        iou_verdict=iou_verdict,
+        angle_verdict=angle_verdict,
     )
 
 
 def compare_cuts(table_a: MatchTable, table_b: MatchTable, cuts: Sequence[Cut], *, seed: int = 0,
-                 n_boot: int = 2000, b_rows: Optional[np.ndarray] = None) -> dict:
+                 n_boot: int = 2000, b_rows: Optional[np.ndarray] = None,
+                 min_boxes: int = MIN_PAIRED_BOXES) -> dict:
     """:func:`paired_difference` overall and for every group of every cut, as plain data.
 
     The cuts are masks over ``table_a``'s ground-truth rows (the ground truth is the same, so
     its properties are too). Each group is bootstrapped with the same ``seed``, so a group's
-    interval does not depend on which other groups were asked for.
+    interval does not depend on which other groups were asked for. Its *verdict* does: the
+    verdicts of all distinct groups (overall included) with at least ``min_boxes`` boxes are one
+    family per measure (mean IoU; angle p90 where its interval is usable), and a "better" stands
+    only where its Holm-adjusted p-value (:func:`holm_adjust`) is below 5%; one whose interval
+    excludes 0 but whose adjusted p does not becomes ``"within the noise (Holm)"``.
 
     Returns
     -------
     dict
-        ``overall`` (a :func:`paired_difference` dict), ``cuts`` (``key``, ``title``, ``groups``
-        of ``{"label", ...}``), ``matched_by_a_only``, ``matched_by_b_only``.
+        ``overall`` (a :func:`paired_difference` dict, with ``iou_p_holm`` and ``p90_p_holm``
+        where it is in a family), ``cuts`` (``key``, ``title``, ``groups`` of ``{"label", ...}``),
+        ``matched_by_a_only``, ``matched_by_b_only``, ``family`` (``min_boxes``, ``method``,
+        the sizes ``iou_tests`` and ``angle_tests``).
     """
     b_rows = align_ground_truth(table_a, table_b) if b_rows is None else b_rows
     b_matched = np.zeros(len(table_a.gt), dtype=bool)
@@ -280,12 +367,19 @@ def compare_cuts(table_a: MatchTable, table_b: MatchTable, cuts: Sequence[Cut], 
 
     done: dict[bytes, dict] = {}
 
-    def over(mask: np.ndarray) -> dict:
+    def group_key(mask: np.ndarray) -> bytes:
         rows = mask & both
         key = np.packbits(rows).tobytes()  # two cuts may hold the same group: bootstrap it once
         if key not in done:
             done[key] = paired_difference(table_a.iou[rows], b_iou[rows], table_a.angle_error[rows],
-                                          b_angle[rows], seed=seed, n_boot=n_boot)
+                                          b_angle[rows], seed=seed, n_boot=n_boot, min_boxes=min_boxes)
+        return key
+
+    overall_key = group_key(np.ones(len(table_a.gt), dtype=bool))
+    cut_keys = [[group_key(mask) for mask in cut.masks] for cut in cuts]
+    family = _holm_verdicts(list(done.values()))
+
+    def out(key: bytes) -> dict:
         result = done[key]
         return {**result, "iou_ci": list(result["iou_ci"]), "p90_ci": list(result["p90_ci"])}
 
@@ -294,10 +388,25 @@ def compare_cuts(table_a: MatchTable, table_b: MatchTable, cuts: Sequence[Cut], 
         "bootstrap": int(n_boot),
         "matched_by_a_only": int((table_a.matched & ~b_matched).sum()),
         "matched_by_b_only": int((~table_a.matched & b_matched).sum()),
-        "overall": over(np.ones(len(table_a.gt), dtype=bool)),
+        "family": {"min_boxes": int(min_boxes), "method": "holm", **family},
+        "overall": out(overall_key),
         "cuts": [
             {"key": cut.key, "title": cut.title,
-             "groups": [{"label": label, **over(mask)} for label, mask in zip(cut.labels, cut.masks)]}
-            for cut in cuts
+             "groups": [{"label": label, **out(key)} for label, key in zip(cut.labels, keys)]}
+            for cut, keys in zip(cuts, cut_keys)
         ],
     }
+
+
+def _holm_verdicts(results: list) -> dict:
+    """Holm-adjust the verdicts of distinct groups in place, one family per measure; the family sizes."""
+    sizes = {}
+    for measure, p_key, verdict_key in (("iou_tests", "iou_p", "iou_verdict"), ("angle_tests", "p90_p", "angle_verdict")):
+        members = [r for r in results if r[verdict_key] in ("A better", "B better", NOISE)]
+        adjusted = holm_adjust([r[p_key] for r in members])
+        for result, p_holm in zip(members, adjusted.tolist()):
+            result[p_key + "_holm"] = p_holm
+            if result[verdict_key] != NOISE and not p_holm < 1 - CONFIDENCE:
+                result[verdict_key] = HOLM_NOISE
+        sizes[measure] = len(members)
+    return sizes

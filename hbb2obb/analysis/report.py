@@ -87,16 +87,21 @@ def _signed_interval(interval, places: int) -> str:
     return f"{interval[0]:+.{places}f} to {interval[1]:+.{places}f}"
 
 
+def _p90_interval(d: dict) -> str:
+    """The p90 interval, or the word that it locates nothing (older files lack the flag: shown as is)."""
+    return _signed_interval(d["p90_ci"], 2) if d.get("p90_ci_usable", True) else "unusable"
+
+
 def _comparison_table(comparison: dict) -> tuple[list, list]:
-    headers = ["", "Both", "IoU A", "IoU B", "A - B", "Paired SE", "95% CI", "W/L/T", "p90 A - B", "p90 95% CI",
-               "IoU verdict"]
+    headers = ["", "Both", "IoU A", "IoU B", "A - B", "Paired SE", "95% CI", "W/L/T", "IoU verdict", "p90 A - B",
+               "p90 95% CI", "p90 verdict"]
 
     def row(label, d):
         if not d["boxes"]:
             return [label, 0]
         return [label, d["boxes"], f"{d['iou_a']:.4f}", f"{d['iou_b']:.4f}", f"{d['iou_diff']:+.4f}",
                 f"{d['paired_se']:.4f}", _signed_interval(d["iou_ci"], 4), f"{d['wins']}/{d['losses']}/{d['ties']}",
-                f"{d['p90_diff']:+.2f}", _signed_interval(d["p90_ci"], 2), d["iou_verdict"]]
+                d["iou_verdict"], f"{d['p90_diff']:+.2f}", _p90_interval(d), d["angle_verdict"]]
 
     rows = [row("all", comparison["overall"])]
     for cut in comparison["cuts"]:
@@ -110,16 +115,19 @@ def comparison_sentences(comparison: dict, name_a: str = "A", name_b: str = "B")
     d = comparison["overall"]
     if not d["boxes"]:
         return [f"No ground-truth box was matched by both {name_a} and {name_b}: nothing to compare."]
-    iou_words = {
-        "A better": f"{name_a} is better",
-        "B better": f"{name_b} is better",
+    shared = {
         "within the noise": "within the noise (the interval holds 0)",
+        "within the noise (Holm)": "within the noise once adjusted for the number of comparisons (Holm)",
+        "too few boxes": f"no verdict: fewer than {comparison.get('family', {}).get('min_boxes', 10)} boxes",
     }
-    angle_words = {
-        "A better": f"{name_a} is better (lower)",
-        "B better": f"{name_b} is better (lower)",
-        "within the noise": "within the noise (the interval holds 0)",
-    }
+    iou_words = {"A better": f"{name_a} is better", "B better": f"{name_b} is better", **shared}
+    angle_words = {"A better": f"{name_a} is better (lower)", "B better": f"{name_b} is better (lower)", **shared}
+    if d.get("p90_ci_usable", True):
+        angle_interval = f"95% CI {_signed_interval(d['p90_ci'], 2)}"
+    else:
+        angle_interval = (f"the 95% interval, {_signed_interval(d['p90_ci'], 2)}, is wider than the p90 itself: "
+                          "too few boxes in the tail to place it, so no verdict")
+    angle_verdict = "" if d["angle_verdict"] == "interval unusable" else f": {angle_words[d['angle_verdict']]}"
     return [
         f"Mean IoU over {d['boxes']} boxes both matched: {name_a} {d['iou_a']:.4f}, {name_b} {d['iou_b']:.4f}, "
         f"difference {d['iou_diff']:+.4f} (paired SE {d['paired_se']:.4f}, 95% CI "
@@ -128,8 +136,20 @@ def comparison_sentences(comparison: dict, name_a: str = "A", name_b: str = "B")
         f"Two independent SEMs would put the error of the difference at {d['independent_se']:.4f}; pairing "
         "removes the box-to-box spread both sets share, and the paired error is what decides a close call.",
         f"Angle p90: {name_a} {d['p90_a']:.2f} deg, {name_b} {d['p90_b']:.2f} deg, difference {d['p90_diff']:+.2f} deg "
-        f"(95% CI {_signed_interval(d['p90_ci'], 2)}): {angle_words[d['angle_verdict']]}.",
+        f"({angle_interval}){angle_verdict}.",
     ]
+
+
+def family_note(comparison: dict) -> str:
+    """What the verdicts of the comparison table are worth: group size floor and the Holm family."""
+    family = comparison.get("family")
+    if not family:
+        return ""
+    return (f"Verdicts: none for a group of fewer than {family['min_boxes']} boxes both matched (its numbers are "
+            f"shown, its interval describes those few boxes). The {family['iou_tests']} mean-IoU verdicts and the "
+            f"{family['angle_tests']} angle-p90 verdicts below are each one family, Holm-adjusted (family-wise "
+            "error 5%): a cut that beats its own interval but not the adjustment reads \"within the noise "
+            "(Holm)\". A p90 interval wider than the larger p90 is \"unusable\": the tail holds too few boxes.")
 
 
 def _overall_sentences(data: dict) -> list[str]:
@@ -182,7 +202,8 @@ def _render(data: dict, table: Callable[[list, list], str], extended: bool,
             *comparison_sentences(comparison),
         ]
         if comparison["overall"]["boxes"]:
-            blocks.append(table(*_comparison_table(comparison)))
+            note = family_note(comparison)
+            blocks += ([note] if note else []) + [table(*_comparison_table(comparison))]
     return "\n\n".join(blocks) + "\n"
 
 

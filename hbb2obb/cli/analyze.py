@@ -19,7 +19,7 @@ from hbb2obb.analysis.cuts import (
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
-from hbb2obb.cli.pictures import check_overlay, emit_overlays, emit_worst_sheets, overlay_options
+from hbb2obb.cli.pictures import emit_overlays, overlay_frames, emit_worst_sheets, overlay_options
 from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
@@ -104,9 +104,9 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
                             class_agnostic=class_agnostic, exclude_edge_cases=exclude_edge_cases,
                             edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred,
                             spatial_threshold=spatial_threshold)
+    img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
-    check_overlay(overlay, img_source)
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
     warnings = list(result.warnings)
     flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)

@@ -17,6 +17,7 @@ from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar
 from hbb2obb.converters.image import DEFAULT_PARAMETERS, convert_frame, validate_parameters
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
+from hbb2obb.io.labelmap import load_label_map
 
 PROGRAM = "hbb2obb"
 
@@ -76,13 +77,17 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("--params_from", type=click.Path(path_type=Path), metavar="RESULTS.yaml",
               help="Take the parameters from the best point of an hbb2obb-optimize results.yaml; "
                    "flags given explicitly still win.")
-@click.option("--save_img", is_flag=True, help="Also save each frame with HBBs, masks, contours and OBBs drawn on it.")
+@click.option("--save_img", is_flag=True, help="Also save each frame with HBBs, masks, contours and OBBs drawn on it, "
+                                                "class names beside the OBBs and a colour key below.")
+@click.option("-mp", "--map_path", type=click.Path(path_type=Path),
+              help="Label map YAML {id: name} for the class names of --save_img "
+                   "[default: IMG_SOURCE/../classes.yaml when it exists].")
 @click.option("--viz_dir", type=click.Path(path_type=Path), help="Folder of the pictures (default: the OBB folder).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, params_from,
-         save_img, viz_dir, no_bar):
+         save_img, map_path, viz_dir, no_bar):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
@@ -105,6 +110,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     params = validate_parameters(params)
     if viz_dir is not None and not save_img:
         raise UsageError("--viz_dir needs --save_img")
+    if map_path is not None and not save_img:
+        raise UsageError("--map_path names the classes in the --save_img pictures: it needs --save_img")
     frames = image_paths(img_source)
     hbb_dir = hbb_dir or default_dir(img_source, "labels_hbb")
     obb_dir = obb_dir or default_dir(img_source, "labels_obb")
@@ -112,8 +119,13 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     if not hbb_dir.is_dir():
         raise InputError(f"{hbb_dir}: HBB folder not found")
     obb_dir.mkdir(parents=True, exist_ok=True)
+    label_map = {}
     if save_img:
         viz_dir.mkdir(parents=True, exist_ok=True)
+        if map_path is None:
+            beside = default_dir(img_source, "classes.yaml")
+            map_path = beside if beside.is_file() else None
+        label_map = load_label_map(map_path)
     warnings = []
     converted = boxes = fallbacks = 0
     start = time.perf_counter()
@@ -134,7 +146,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                 from hbb2obb.converters.image_draw import draw_conversion
 
                 picture = draw_conversion(result.image, result.xyxy, result.conversion,
-                                          result.label_file.boxes.class_id)
+                                          result.label_file.boxes.class_id, label_map=label_map)
                 picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
             converted += 1
             boxes += len(fallback)

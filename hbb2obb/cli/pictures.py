@@ -17,14 +17,25 @@ def overlay_options(function):
     function = click.option("--overlay_size", type=click.IntRange(min=64), default=OVERLAY_SIZE, show_default=True,
                             metavar="PX", help="Long side of each overlay JPEG in pixels.")(function)
     return click.option("--overlay", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-                        help="Write DIR/<frame>.jpg per frame with an image (needs -i): predictions coloured by "
-                             "IoU, unmatched boxes marked, the frame's mean IoU in a corner.")(function)
+                        help="Write DIR/<frame>.jpg per frame with an image: ground truth thin, predictions "
+                             "coloured by IoU, unmatched boxes marked, the frame's mean IoU in a corner. Frames from "
+                             "-i, else GT_DIR/../images when it exists.")(function)
 
 
-def check_overlay(overlay: Optional[Path], img_source: Optional[Path]) -> None:
-    """Fail before any scoring when overlays are asked for without the frames."""
-    if overlay is not None and img_source is None:
-        raise UsageError("--overlay needs the frames: give -i/--img_source IMAGES")
+def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[Path], gt_dir: Path) -> Optional[Path]:
+    """The frames folder of the run: ``-i`` when given; with ``--overlay`` and no ``-i``,
+    ``GT_DIR/../images`` when it exists (as ``-hd`` defaults to ``GT_DIR/../labels_hbb``), said on
+    stderr because its image sizes then also scale normalized labels, as ``-i`` would.
+
+    Fails before any scoring when overlays are asked for and no frames are found.
+    """
+    if overlay is None or img_source is not None:
+        return img_source
+    default = Path(gt_dir).resolve().parent / "images"
+    if not default.is_dir():
+        raise UsageError(f"--overlay needs the frames: give -i/--img_source IMAGES ({default} not found)")
+    click.echo(f"{program}: frames from {default} (the default beside GT_DIR; -i chooses others)", err=True)
+    return default
 
 
 def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path], size: int, no_bar: bool) -> None:

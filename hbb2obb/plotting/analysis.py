@@ -1,10 +1,11 @@
 """The analysis figure (``analysis.png``): three panels drawn from :func:`hbb2obb.analysis.cuts.analyze` data.
 
-1. Mean IoU by ground-truth orientation band (the partition), with SEM bars.
-2. The HBB prompt as-is against the conversion, per band.
-3. Converted-to-reference side ratios by reference off-axis band.
+1. Mean IoU by ground-truth orientation band (the partition): points with SEM bars on a zoomed
+   axis, said in the axis label; a bar would have to start at 0 and hide the differences.
+2. The HBB prompt as-is against the conversion, per band: bars from 0, the lengths compare.
+3. Converted-to-reference side ratios by reference off-axis band: bars from 1 (no change).
 
-Each bar group carries its box count under the axis, so a tall bar over three boxes reads as such.
+Each group carries its box count under the axis, so a high mean over three boxes reads as such.
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ def _legend_above(ax, columns: int) -> None:
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, fontsize=9, frameon=False)
 
 
-def _iou_limits(values, errors=None) -> tuple[float, float]:
-    values = np.asarray([v for v in values if v > 0], dtype=float)
-    if not values.size:
+def _zoomed_limits(values, errors) -> tuple[float, float]:
+    """A y range around the points and their error bars, with a margin; within [0, 1]."""
+    present = [(v, e) for v, e in zip(values, errors) if np.isfinite(v)]
+    if not present:
         return 0.0, 1.0
-    errors = np.zeros_like(values) if errors is None else np.asarray(errors, dtype=float)[: values.size]
-    low = max(0.0, float(np.min(values - errors)) - 0.05)
-    return np.floor(low * 20) / 20, 1.0
+    low = min(v - e for v, e in present)
+    high = max(v + e for v, e in present)
+    margin = max(0.01, 0.15 * (high - low))
+    return max(0.0, low - margin), min(1.0, high + margin)
 
 
 def _empty_panel(ax, message: str) -> None:
@@ -53,12 +56,14 @@ def _orientation_panel(ax, partition: dict) -> None:
         _empty_panel(ax, "no matched boxes")
         return
     x = np.arange(len(groups))
-    means = [g["avg_iou"] for g in groups]
-    sems = [g["sem_iou"] for g in groups]
-    ax.bar(x, means, 0.6, yerr=sems, capsize=4, color=CONVERTED, error_kw={"elinewidth": 1.2})
+    # an empty band has no mean: no point, only its "n = 0" tick
+    means = [g["avg_iou"] if g["boxes"] else np.nan for g in groups]
+    sems = [g["sem_iou"] if g["boxes"] else np.nan for g in groups]
+    ax.errorbar(x, means, yerr=sems, fmt="o", markersize=7, capsize=5, color=CONVERTED, elinewidth=1.4)
     ax.set_xticks(x, _tick_labels([g["label"] for g in groups], [g["boxes"] for g in groups]), fontsize=9)
-    ax.set_ylim(*_iou_limits(means, sems))
-    ax.set_ylabel("mean IoU (± SEM)")
+    ax.set_xlim(-0.5, len(groups) - 0.5)
+    ax.set_ylim(*_zoomed_limits(means, sems))
+    ax.set_ylabel("mean IoU (± SEM); axis zoomed, not from 0")
     ax.set_xlabel("ground-truth off-axis angle")
 
 
@@ -77,7 +82,7 @@ def _identity_panel(ax, identity) -> None:
     ax.bar(x + width / 2, converted, width, yerr=[r["sem_converted"] for r in rows], capsize=3, color=CONVERTED,
            label="converted")
     ax.set_xticks(x, _tick_labels([r["label"] for r in rows], [r["boxes"] for r in rows]), fontsize=9)
-    ax.set_ylim(*_iou_limits(as_is + converted))
+    ax.set_ylim(0.0, 1.0)
     ax.set_ylabel("mean IoU (± SEM)")
     ax.set_xlabel("ground-truth off-axis angle")
     ax.set_title("Prompt as-is vs converted", pad=24)
@@ -103,7 +108,7 @@ def _ratio_panel(ax, side_ratios: dict) -> None:
     margin = max(0.02, spread * 1.25)
     ax.set_ylim(1.0 - margin, 1.0 + margin)
     ax.set_xticks(x, _tick_labels([b["label"] for b in bands], [b["boxes"] for b in bands]), fontsize=9)
-    ax.set_ylabel("converted / reference (mean per box)")
+    ax.set_ylabel("converted / reference (mean per box); bars from 1, no change")
     ax.set_xlabel("reference off-axis angle")
     ax.set_title("Converted / reference size", pad=24)
     _legend_above(ax, 3)

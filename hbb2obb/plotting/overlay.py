@@ -1,10 +1,12 @@
 """Per-frame overlays: every prediction drawn on the (downscaled) frame, coloured by its IoU.
 
-Matched predictions are coloured on a perceptual colormap (viridis by default) over a fixed IoU
-range, so colours mean the same in every frame; ground-truth boxes nobody matched and
-predictions nobody chose are drawn in two dashed styles outside that colormap. The frame's mean
-IoU sits in the top-left corner; a footer strip holds the colour bar and the legend, so nothing
-covers the pixels.
+Every ground-truth box is drawn thin, so a prediction can be read against its target. Matched
+predictions are coloured over a fixed IoU range, so colours mean the same in every frame, on the
+bright upper part of plasma (:data:`IOU_CMAP`: pink through orange to yellow, luminance rising
+with IoU and no dark end), each line with a dark halo: bright on dark asphalt, edged on light
+ground. Ground-truth boxes nobody matched and predictions nobody chose are drawn in two broken
+styles in hues outside that colormap. The frame's mean IoU sits in the top-left corner; a footer
+strip holds the colour bar and the legend, so nothing covers the pixels.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 import numpy as np
-from matplotlib import patheffects
+from matplotlib import colormaps, patheffects
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import Normalize
+from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from PIL import Image
@@ -29,8 +31,11 @@ from hbb2obb.plotting.pixels import FrameImages, ImageSource, image_size_of, ope
 
 DEFAULT_SIZE = OVERLAY_SIZE
 IOU_RANGE = (0.5, 1.0)  # below 0.5 every pair is equally bad; the colours spend their range above
-UNMATCHED_GT = {"color": "#D55E00", "linestyle": (0, (4, 2))}  # Okabe-Ito vermillion, dashed
-UNMATCHED_PRED = {"color": "#CC79A7", "linestyle": (0, (1.5, 1.2))}  # Okabe-Ito reddish purple, dotted
+IOU_CMAP = ListedColormap(colormaps["plasma"](np.linspace(0.5, 1.0, 256)), name="plasma_bright")
+"""The IoU colours: plasma without its dark purple third, which vanished on asphalt."""
+GROUND_TRUTH = {"color": "white", "linestyle": "solid"}  # thin, under the predictions
+UNMATCHED_GT = {"color": "#56B4E9", "linestyle": (0, (4, 2))}  # Okabe-Ito sky blue, dashed
+UNMATCHED_PRED = {"color": "#3DDC97", "linestyle": (0, (1.5, 1.2))}  # a bright bluish green, dotted
 DPI = 100
 
 
@@ -56,6 +61,7 @@ class FrameBoxes:
 
     matched_pred: np.ndarray
     pred_iou: np.ndarray
+    gt: np.ndarray
     unmatched_gt: np.ndarray
     unmatched_pred: np.ndarray
     mean_iou: float
@@ -74,6 +80,7 @@ def frame_boxes(table, frame: int) -> FrameBoxes:
     return FrameBoxes(
         matched_pred=table.pred.corners[chosen],
         pred_iou=best[chosen],
+        gt=table.gt.corners[gt_rows],
         unmatched_gt=table.gt.corners[gt_rows[~table.matched[gt_rows]]],
         unmatched_pred=table.pred.corners[pred_rows[~table.pred_matched[pred_rows]]],
         mean_iou=float(ious.mean()) if ious.size else float("nan"),
@@ -94,7 +101,7 @@ def _layout(original: tuple[int, int], size: int) -> tuple[tuple[int, int], int,
 
 
 def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int = DEFAULT_SIZE, *,
-                  cmap: str = "viridis", iou_range: tuple[float, float] = IOU_RANGE) -> Image.Image:
+                  cmap=IOU_CMAP, iou_range: tuple[float, float] = IOU_RANGE) -> Image.Image:
     """Draw one frame's predictions on its image, coloured by IoU; return an RGB image.
 
     Parameters
@@ -107,8 +114,8 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
         Frame index in ``table.frame_names``, or the frame's name.
     size : int
         Long side of the result in pixels, footer included; frames are never enlarged.
-    cmap : str
-        Matplotlib colormap for the IoU of matched predictions (perceptual: viridis, cividis).
+    cmap : str or Colormap
+        Colormap for the IoU of matched predictions; the default, :data:`IOU_CMAP`, has no dark end.
     iou_range : (float, float)
         IoU mapped to the two ends of the colormap; lower IoUs take the low end.
 
@@ -152,18 +159,24 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
     norm = Normalize(*iou_range, clip=True)
     mappable = ScalarMappable(norm=norm, cmap=cmap)
     line_width = 1.6 * scale
-    # A light halo keeps the dark (low-IoU) end of the colormap visible on dark asphalt; the two
-    # light unmatched colours get a dark one.
-    halo = [patheffects.withStroke(linewidth=line_width + 1.8 * scale, foreground=(1, 1, 1, 0.7))]
-    dark_halo = [patheffects.withStroke(linewidth=line_width * 1.25 + 1.8 * scale, foreground=(0, 0, 0, 0.6))]
-    matched = PolyCollection(drawn(boxes.matched_pred), closed=True, facecolors="none",
-                             edgecolors=mappable.to_rgba(boxes.pred_iou), linewidths=line_width)
+    gt_width = 0.8 * scale
+
+    def dark_halo(width):
+        """Every colour here is bright: a dark edge keeps it readable on light ground too."""
+        return [patheffects.withStroke(linewidth=width + 1.6 * scale, foreground=(0, 0, 0, 0.65))]
+
+    truth = PolyCollection(drawn(boxes.gt), closed=True, facecolors="none", edgecolors=GROUND_TRUTH["color"],
+                           linewidths=gt_width)
+    truth.set_path_effects(dark_halo(gt_width))
+    ax.add_collection(truth)
     for corners, style in ((boxes.unmatched_gt, UNMATCHED_GT), (boxes.unmatched_pred, UNMATCHED_PRED)):
         unmatched = PolyCollection(drawn(corners), closed=True, facecolors="none", edgecolors=style["color"],
                                    linestyles=[style["linestyle"]], linewidths=line_width * 1.25)
-        unmatched.set_path_effects(dark_halo)
+        unmatched.set_path_effects(dark_halo(line_width * 1.25))
         ax.add_collection(unmatched)
-    matched.set_path_effects(halo)
+    matched = PolyCollection(drawn(boxes.matched_pred), closed=True, facecolors="none",
+                             edgecolors=mappable.to_rgba(boxes.pred_iou), linewidths=line_width)
+    matched.set_path_effects(dark_halo(line_width))
     ax.add_collection(matched)
     font = 11 * scale
     mean = "no matched pair" if boxes.n_pairs == 0 else f"mean IoU {boxes.mean_iou:.3f} ({boxes.n_pairs} pairs)"
@@ -177,12 +190,14 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
     cax.text(-0.07, 0.5, "IoU of matched prediction", transform=cax.transAxes, ha="right", va="center",
              fontsize=font * 0.85)
     handles = [
+        Line2D([], [], lw=gt_width * 1.5, ls=GROUND_TRUTH["linestyle"], color=GROUND_TRUTH["color"],
+               path_effects=dark_halo(gt_width * 1.5), label=f"ground truth ({len(boxes.gt)})"),
         Line2D([], [], lw=line_width * 1.25, ls=UNMATCHED_GT["linestyle"], color=UNMATCHED_GT["color"],
                label=f"unmatched ground truth ({len(boxes.unmatched_gt)})"),
         Line2D([], [], lw=line_width * 1.25, ls=UNMATCHED_PRED["linestyle"], color=UNMATCHED_PRED["color"],
                label=f"unmatched prediction ({len(boxes.unmatched_pred)})"),
     ]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.005, band / 2), ncol=1,
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.005, band / 2), ncol=2,
                fontsize=font * 0.85, frameon=False, handlelength=2.5, borderaxespad=0, labelspacing=0.3)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()

@@ -54,64 +54,114 @@ def _series_key(record: dict, axis: Optional[str], others: list) -> tuple:
     return tuple(key)
 
 
+TIMES_ALIKE = 1.5  # slowest over fastest below this: marker area would show timing noise, so it is dropped
+
+
 def _areas(seconds: np.ndarray, top: float) -> np.ndarray:
     if top <= 0:
         return np.full(seconds.shape, (MIN_AREA + MAX_AREA) / 2)
     return MIN_AREA + (MAX_AREA - MIN_AREA) * np.clip(seconds / top, 0, 1)
 
 
+def standard_error(record: dict, metric: str) -> Optional[float]:
+    """The standard error of a record's value of ``metric``: what decides whether two points tie.
+
+    The SEM of a mean (``sem_iou``, else std over the root of the matches), the binomial error
+    ``sqrt(p (1 - p) / n)`` of a ladder share; ``None`` for medians and percentiles, whose error
+    the record cannot give.
+
+    Examples
+    --------
+    >>> standard_error({"avg_iou": 0.9, "sem_iou": 0.004}, "avg_iou")
+    0.004
+    >>> standard_error({"iou_fractions": {"0.90": 0.5}, "total_matches": 100}, "iou_at_90")
+    0.05
+    >>> standard_error({"p90_angle_error": 4.0, "total_matches": 100}, "p90_angle_error") is None
+    True
+    """
+    n = record.get("total_matches")
+    if metric == "avg_iou" and record.get("sem_iou") is not None:
+        return float(record["sem_iou"])
+    if not _is_number(n) or n <= 0:
+        return None
+    if metric in ("avg_iou", "avg_angle_error"):
+        std = record.get("std_iou" if metric == "avg_iou" else "std_angle_error")
+        return None if std is None else float(std) / math.sqrt(n)
+    if metric.startswith("iou_at_"):
+        share = metric_value(record, metric)
+        return None if share is None else math.sqrt(share * (1.0 - share) / n)
+    return None
+
+
+def _value_text(metric: str, value: float, digits: int = 4) -> str:
+    """A value in the unit of its axis: shares as percent (one decimal), others to ``digits`` figures."""
+    return f"{value:.1%}" if metric.startswith("iou_at_") else f"{value:.{digits}g}"
+
+
 def sweep_figure(records: Sequence[dict], axes: Sequence[str], metric: str = "avg_iou",
                  best: Optional[dict] = None, title: str = "") -> Figure:
     """The metric against the scale factor: one series per combination of the other axes.
 
-    Marker area grows with the conversion time, the spread (``std``) is drawn as error bars
-    where the metric has one, and ``best`` (the ranked best point) is starred and annotated.
-    Axes holding one value across the records are named in the subtitle, not in the legend.
+    Error bars are the standard error of each point (:func:`standard_error`): two points closer
+    than about two of them are a tie. Marker area grows with the conversion time, unless the
+    times are all alike (slowest under :data:`TIMES_ALIKE` times the fastest), and ``best`` (the
+    ranked best point) is starred. The legend and the best point's description sit beside the
+    axes, where they cover no point. Axes holding one value across the records are named in the
+    subtitle, not in the legend.
 
     Examples
     --------
-    >>> recs = [{"scale_factor": s, "avg_iou": 0.8 + s, "std_iou": 0.05, "execution_time": 1.0}
+    >>> recs = [{"scale_factor": s, "avg_iou": 0.8 + s, "sem_iou": 0.005, "execution_time": 1.0}
     ...         for s in (0.0, 0.05)]
     >>> fig = sweep_figure(recs, ["scale_factor"], best=recs[1])
     >>> fig.axes[0].get_xlabel()
     'scale_factor'
     """
-    label, higher_better, spread_key = PLOT_METRICS[metric]
+    label, higher_better, _ = PLOT_METRICS[metric]
     failed = sum(1 for r in records if r.get("status", "ok") != "ok")
     records = [r for r in records if r.get("status", "ok") == "ok" and metric_value(r, metric) is not None]
     axis = _x_axis(records, list(axes))
     varying = [a for a in axes if a != axis and len({format_value(r.get(a, "-")) for r in records}) > 1]
     fixed = [a for a in axes if a != axis and a not in varying and records and a in records[0]]
-    fig = Figure(figsize=(9.0, 5.6), dpi=110, facecolor="white")
+    fig = Figure(figsize=(11.0, 5.6), dpi=110, facecolor="white", layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     times = np.array([float(r.get("execution_time") or 0.0) for r in records])
     top = float(times.max()) if times.size else 0.0
+    fastest = float(times.min()) if times.size else 0.0
+    sized = top > 0 and (fastest <= 0 or top / fastest >= TIMES_ALIKE)
     groups: dict = {}
     for index, record in enumerate(records):
         groups.setdefault(_series_key(record, axis, varying), []).append((_x_of(record, axis, index), record))
     xs = [_x_of(r, axis, i) for i, r in enumerate(records)]
     dodge = 0.006 * ((max(xs) - min(xs)) if xs else 0.0)  # error bars of series sharing an x side by side
+    errors_drawn = False
     for number, (key, members) in enumerate(groups.items()):
         members.sort(key=lambda pair: pair[0])
         x = np.array([m[0] for m in members])
         y = np.array([metric_value(m[1], metric) for m in members])
         color = COLORS[number % len(COLORS)]
         name = ", ".join(f"{a}={v}" for a, v in key) or "all points"
-        if spread_key and all(spread_key in m[1] for m in members):
-            spread = np.array([float(m[1][spread_key]) for m in members])
+        errors = [standard_error(m[1], metric) for m in members]
+        if all(e is not None for e in errors):
             shift = (number - (len(groups) - 1) / 2) * dodge
-            ax.errorbar(x + shift, y, yerr=spread, fmt="none", ecolor=color, alpha=0.3, capsize=2, linewidth=1)
+            ax.errorbar(x + shift, y, yerr=np.array(errors), fmt="none", ecolor=color, alpha=0.8, capsize=3,
+                        linewidth=1.2, zorder=2)
+            errors_drawn = True
         ax.plot(x, y, color=color, linewidth=1.3, alpha=0.8, label=name)
         seconds = np.array([float(m[1].get("execution_time") or 0.0) for m in members])
-        ax.scatter(x, y, s=_areas(seconds, top), color=color, alpha=0.75, edgecolors="white", linewidths=0.6,
-                   zorder=3)
+        area = _areas(seconds, top) if sized else np.full(len(members), 60.0)
+        ax.scatter(x, y, s=area, color=color, alpha=0.75, edgecolors="white", linewidths=0.6, zorder=3)
     if best is not None and metric_value(best, metric) is not None and best in records:
         bx, by = _x_of(best, axis, records.index(best)), metric_value(best, metric)
         ax.scatter([bx], [by], marker="*", s=420, color="gold", edgecolors="black", linewidths=1.0, zorder=5,
                    label="best (highest average IoU)")
-        where = ", ".join(f"{a}={format_value(best[a])}" for a in axes if a in best)
-        _annotate_inward(ax, bx, by, f"{where}\n{metric} = {by:.4g}")
+        where = "\n".join(f"{a}={format_value(best[a])}" for a in axes if a in best)
+        error = standard_error(best, metric)
+        spread = f" ± {_value_text(metric, error, 2)}" if error is not None else ""
+        ax.text(1.02, 0.0, f"best point (star):\n{where}\n{metric} = {_value_text(metric, by)}{spread}",
+                transform=ax.transAxes, ha="left", va="bottom", fontsize=8.5,
+                bbox={"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "0.6"})
     ax.set_xlabel(axis or "grid point")
     if axis is not None and any(isinstance(r.get(axis), (list, tuple)) for r in records):
         ax.set_xlabel(f"{axis} (short side)")
@@ -120,31 +170,29 @@ def sweep_figure(records: Sequence[dict], axes: Sequence[str], metric: str = "av
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.grid(True, alpha=0.3)
     subtitle = ", ".join(f"{a}={format_value(records[0][a])}" for a in fixed)
-    notes = [s for s in (subtitle, f"marker area: conversion time (largest {top:.2f} s)" if top else "",
-                         "error bars: ±1 std (box-to-box spread)" if spread_key and records else "",
+    if sized:
+        timing = f"marker area: conversion time ({fastest:.2g} to {top:.2g} s)"
+    elif top:
+        timing = f"conversion times alike ({fastest:.2g} to {top:.2g} s): one marker size"
+    else:
+        timing = ""
+    notes = [s for s in (subtitle, timing,
+                         "error bars: ±1 standard error (the point's own uncertainty)" if errors_drawn else
+                         "no error bars: the results give no standard error of this statistic" if records else "",
                          f"{failed} failed point(s) not drawn" if failed else "") if s]
     ax.set_title((title + "\n" if title else "") + "; ".join(notes), fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
-    if top > 0:
-        for seconds in (top / 4, top):
+    if sized:
+        for seconds in sorted({fastest, top}):
             handles.append(Line2D([], [], linestyle="none", marker="o", color="0.5",
                                   markersize=math.sqrt(_areas(np.array([seconds]), top)[0])))
             labels.append(f"{seconds:.2g} s")
-    ax.legend(handles, labels, fontsize=8, loc="best", framealpha=0.85)
+    if handles:
+        ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                  frameon=False, labelspacing=1.0)
     if not records:
         ax.text(0.5, 0.5, f"no grid point has {metric}", ha="center", va="center", transform=ax.transAxes)
-    fig.tight_layout()
     return fig
-
-
-def _annotate_inward(ax, x: float, y: float, text: str) -> None:
-    """A label beside a point, on the side facing the middle of the axes, so it stays inside."""
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    right = (x - x0) / ((x1 - x0) or 1) > 0.5
-    top = (y - y0) / ((y1 - y0) or 1) > 0.5
-    ax.annotate(text, (x, y), xytext=(-14 if right else 14, -18 if top else 18), textcoords="offset points",
-                ha="right" if right else "left", va="top" if top else "bottom", fontsize=8.5, zorder=6,
-                bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.6", "alpha": 0.8})
 
 
 def pareto_front(seconds: Sequence[float], scores: Sequence[float], higher_better: bool = True) -> list[int]:
@@ -208,25 +256,40 @@ def comparison_figure(rows: Sequence[dict], metric: str = "avg_iou", title: str 
 
 
 def _label_points(fig, ax, xs, ys, labels) -> None:
-    """Name each point, trying a few positions around it so that no two names overlap."""
+    """Name each point, trying positions around it so that no two names overlap and every name
+    stays inside the axes (a name past the right edge is cut off in the saved file)."""
     from matplotlib.transforms import Bbox
 
     renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
     centres = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.zeros((0, 2))
     radius = 7.0 * fig.dpi / 72  # a marker's half width in pixels
     markers = [Bbox.from_extents(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]
     placed = []
     offsets = ((6, 4, "left", "bottom"), (6, -4, "left", "top"), (-6, 4, "right", "bottom"),
-               (-6, -4, "right", "top"), (6, 14, "left", "bottom"), (6, -14, "left", "top"))
+               (-6, -4, "right", "top"), (6, 14, "left", "bottom"), (6, -14, "left", "top"),
+               (-6, 14, "right", "bottom"), (-6, -14, "right", "top"))
+
+    def outside(extent) -> float:
+        """How far, in pixels, a name reaches past the axes."""
+        return max(0.0, frame.x0 - extent.x0, extent.x1 - frame.x1, frame.y0 - extent.y0, extent.y1 - frame.y1)
+
     for i, (x, y, text) in enumerate(zip(xs, ys, labels)):
         obstacles = placed + markers[:i] + markers[i + 1:]
+        tried = []
         for dx, dy, ha, va in offsets:
             note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8)
             extent = note.get_window_extent(renderer)
-            if not any(extent.overlaps(other) for other in obstacles) or (dx, dy) == offsets[-1][:2]:
+            overlaps = sum(extent.overlaps(other) for other in obstacles)
+            if not overlaps and not outside(extent):
                 placed.append(extent)
                 break
+            tried.append((outside(extent) > 0, overlaps, outside(extent), (dx, dy, ha, va)))
             note.remove()
+        else:  # no free place: inside the axes first, then the fewest overlaps
+            *_, (dx, dy, ha, va) = min(tried, key=lambda t: t[:3])
+            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8)
+            placed.append(note.get_window_extent(renderer))
 
 
 def save_figure(fig: Figure, path: Path) -> Path:

@@ -32,6 +32,9 @@ def render_overall(metrics: dict, label_map: dict | None = None) -> str:
         f"Total Unmatched Pred Boxes: {metrics['total_unmatched_pred']}",
     ]
     if metrics["exclude_edge_cases"]:
+        if "unmatched_pred_on_edge_cases" in metrics:
+            lines.append(f"  of which on excluded edge boxes: {metrics['unmatched_pred_on_edge_cases']} "
+                         "(best overlap above the threshold is a dropped edge box: not spurious)")
         lines.append(f"Total Edge Cases Excluded: {metrics['total_edge_cases']}")
     lines.append(f"Average IoU: {metrics['avg_iou']:.5f} ± {metrics['std_iou']:.5f} (SEM {metrics['sem_iou']:.5f})")
     if metrics["total_matches"]:

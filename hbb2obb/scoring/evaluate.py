@@ -68,7 +68,9 @@ class MatchTable:
 
     Ground-truth rows and prediction rows are in frame order, then file order. ``frame`` arrays
     index ``frame_names``; ``pred_index`` indexes the prediction rows and is meaningful only
-    where ``matched``; ``iou`` and ``angle_error`` are NaN where unmatched.
+    where ``matched``; ``iou`` and ``angle_error`` are NaN where unmatched. ``pred_on_edge_case``
+    marks the predictions whose best ground-truth overlap, above the matching threshold, is a box
+    ``--exclude_edge_cases`` dropped (``None``: no box was dropped).
     """
 
     frame_names: tuple
@@ -83,6 +85,7 @@ class MatchTable:
     iou: np.ndarray
     angle_error: np.ndarray
     pred_matched: np.ndarray
+    pred_on_edge_case: Optional[np.ndarray] = None
 
     @property
     def n_matches(self) -> int:
@@ -162,6 +165,7 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
     angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
+    on_edge = _best_on_dropped_edge(frames, pair_pred, pair_iou, settings) if settings.exclude_edge_cases else None
     sizes_arr = np.array([size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
     columns = dict(
         names=list(frames.names),
@@ -176,10 +180,36 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
         iou=matches.iou,
         angle_error=angle_error,
         pred_matched=matches.pred_matched,
+        pred_on_edge_case=np.zeros(len(pred), dtype=bool) if on_edge is None else on_edge,
     )
     if detection_pairs is not None:
         columns.update(pair_gt=detection_pairs[0], pair_pred=detection_pairs[1], pair_iou=detection_pairs[2])
     return columns, health
+
+
+def _best_on_dropped_edge(frames, pair_pred: np.ndarray, pair_iou: np.ndarray, settings: EvalSettings) -> np.ndarray:
+    """Per prediction: does a dropped edge box overlap it above the threshold, and at least as much as
+    any scored ground-truth box? Those are the edge boxes' own predictions (COCO's "ignore" regions).
+
+    Pairs are searched as the matching searches them: within a frame, and within a class unless
+    class-agnostic.
+    """
+    edge, pred = frames.edge_gt, frames.pred
+    out = np.zeros(len(pred), dtype=bool)
+    if not len(edge) or not len(pred):
+        return out
+    edge_group, pred_group = frames.edge_gt_frame, frames.pred_frame
+    if not settings.class_agnostic:
+        classes, edge_class, pred_class = dense_classes(edge.class_id, pred.class_id)
+        span = max(len(classes), 1)
+        edge_group, pred_group = edge_group * span + edge_class, pred_group * span + pred_class
+    pair_edge, pair_edge_pred = candidate_pairs(edge.corners, pred.corners, a_group=edge_group, b_group=pred_group)
+    edge_iou = iou_pairs(edge.corners[pair_edge], pred.corners[pair_edge_pred])
+    best_edge = np.zeros(len(pred))
+    np.maximum.at(best_edge, pair_edge_pred, edge_iou)
+    best_scored = np.zeros(len(pred))
+    np.maximum.at(best_scored, pair_pred, pair_iou)
+    return (best_edge > settings.iou_threshold) & (best_edge >= best_scored)
 
 
 def _chunk_job(args):
@@ -225,6 +255,7 @@ def _join(chunks: list) -> MatchTable:
         iou=take("iou", np.float64),
         angle_error=take("angle_error", np.float64),
         pred_matched=take("pred_matched", bool),
+        pred_on_edge_case=take("pred_on_edge_case", bool),
     )
 
 
@@ -370,6 +401,9 @@ def summarize(result: EvaluationResult) -> dict:
         "total_unmatched_pred": int((~table.pred_matched).sum()),
         "cross_class_matches": int((table.gt.class_id[matched] != table.pred_class_of_match()).sum()),
         "total_edge_cases": health.total_edge_cases,
+        # of the unmatched predictions, those a dropped edge box would have matched: not spurious
+        "unmatched_pred_on_edge_cases": int((~table.pred_matched & table.pred_on_edge_case).sum())
+        if table.pred_on_edge_case is not None else 0,
     }
     metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
     overlap = row_overlap(table, settings.spatial_threshold)

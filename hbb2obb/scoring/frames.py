@@ -168,6 +168,8 @@ class LoadedFrames:
     """Several frames' boxes after repair, scaling and exclusions, frame after frame.
 
     ``gt_frame`` and ``pred_frame`` give the frame (index into ``names``) of every box.
+    ``edge_gt`` and ``edge_gt_frame`` hold the ground-truth boxes ``--exclude_edge_cases`` dropped
+    (empty otherwise): not scored, but a prediction of one is not a spurious box.
     """
 
     names: tuple
@@ -176,6 +178,8 @@ class LoadedFrames:
     gt_frame: np.ndarray
     pred: Boxes
     pred_frame: np.ndarray
+    edge_gt: Boxes = field(default_factory=Boxes.empty)
+    edge_gt_frame: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def frame(self, index: int) -> LoadedFrame:
         """One of the frames on its own."""
@@ -309,8 +313,10 @@ def load_frames(
         edge = touches_edge(gt.corners, size_array[gt_frame, 0:1], size_array[gt_frame, 1:2], edge_tolerance)
         health.total_edge_cases += int(edge.sum())
         sides[0] = [gt[~edge], gt_frame[~edge]]
+        sides.append([gt[edge], gt_frame[edge]])
     names = tuple(spec.name for spec in specs)
-    loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1])
+    loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1],
+                          *(sides[2] if len(sides) > 2 else ()))
     return loaded, health
 
 

@@ -121,7 +121,43 @@ def test_paired_difference_of_no_and_one_pair():
     assert one["iou_diff"] == pytest.approx(0.1)
     assert one["paired_se"] == 0.0
     assert one["iou_ci"] == pytest.approx([0.1, 0.1])
-    assert one["wins"] == 1 and one["iou_verdict"] == "A better"
+    assert one["wins"] == 1 and one["iou_verdict"] == one["angle_verdict"] == "too few boxes"
+    assert paired_difference([0.9], [0.8], [1.0], [2.0], n_boot=100, min_boxes=1)["iou_verdict"] == "A better"
+
+
+@pytest.mark.parametrize("n, verdict", [(9, "too few boxes"), (10, "A better")])
+def test_no_verdict_below_the_minimum_group_size(n, verdict):
+    rng = np.random.default_rng(2)
+    b = rng.uniform(0.6, 0.9, n)
+    d = paired_difference(b + 0.05 + rng.normal(0, 0.001, n), b, np.ones(n), np.ones(n), n_boot=400)
+    assert d["iou_ci"][0] > 0  # the interval excludes 0 either way: only the size decides
+    assert d["iou_verdict"] == verdict
+    assert d["boxes"] == n and d["iou_diff"] == pytest.approx(0.05, abs=0.002)
+
+
+def test_p90_interval_wider_than_the_p90_is_unusable():
+    # B has a tail of three 80-degree errors among 40 boxes: whether a resample draws one or
+    # four of them decides B's p90, so the interval spans tens of degrees.
+    n = 40
+    angle_a = np.linspace(1.0, 3.0, n)
+    angle_b = np.concatenate([np.linspace(1.0, 3.0, n - 3), [80.0, 81.0, 82.0]])
+    d = paired_difference(np.full(n, 0.9), np.full(n, 0.8), angle_a, angle_b, n_boot=600)
+    assert d["p90_ci"][1] - d["p90_ci"][0] > max(d["p90_a"], d["p90_b"])
+    assert not d["p90_ci_usable"] and d["angle_verdict"] == "interval unusable"
+    assert d["iou_verdict"] == "A better"
+
+
+def test_bootstrap_p_value_counts_both_tails():
+    assert compare.bootstrap_p_value(np.array([-1.0, 1.0, 2.0, 3.0])) == pytest.approx(2 * 2 / 5)
+    assert compare.bootstrap_p_value(np.arange(1.0, 100.0)) == pytest.approx(2 / 100)
+
+
+def test_holm_adjust_against_the_step_down_by_hand():
+    p = [0.012, 0.001, 0.04, 0.02, 0.3]
+    # sorted 0.001, 0.012, 0.02, 0.04, 0.3 times 5, 4, 3, 2, 1: 0.005, 0.048, 0.06, 0.08, 0.3
+    assert compare.holm_adjust(p) == pytest.approx([0.048, 0.005, 0.08, 0.06, 0.3])
+    assert compare.holm_adjust([0.5, 0.4]) == pytest.approx([0.8, 0.8])  # monotone, capped at 1 below
+    assert compare.holm_adjust([0.9, 0.8]).tolist() == [1.0, 1.0]
 
 
 # --------------------------------------------------------------------------- the bootstrap against the plain one
@@ -207,11 +243,40 @@ def test_groups_held_by_two_cuts_are_the_same_and_independent(tmp_path):
     assert even == {**result["cuts"][1]["groups"][0], "label": "even"}
     direct = paired_difference(a.iou[half], b.iou[half], a.angle_error[half], b.angle_error[half], seed=5,
                                n_boot=300)
-    assert even == {**direct, "label": "even"}
+    holm = ("iou_p_holm", "p90_p_holm", "iou_verdict", "angle_verdict", "label")
+    assert {k: v for k, v in even.items() if k not in holm} == {k: v for k, v in direct.items() if k not in holm}
+    assert even["iou_p_holm"] >= direct["iou_p"]
     assert even["iou_diff"] == pytest.approx((iou_a - iou_b)[half].mean(), abs=1e-12)
     assert {k: v for k, v in whole.items() if k != "label"} == result["overall"]
     whole["iou_ci"][0] = -1.0  # each group owns its lists
     assert result["overall"]["iou_ci"][0] != -1.0
+
+
+def test_family_is_the_distinct_groups_big_enough_for_a_verdict(tmp_path):
+    gt, a_dir, b_dir, *_ = shifted_pair(tmp_path, n_frames=3)
+    a, b = evaluate_frames(gt, a_dir).table, evaluate_frames(gt, b_dir).table
+    rows = np.arange(len(a.gt))
+    every, half, few = np.ones(len(a.gt), dtype=bool), rows % 2 == 0, rows < 5
+    cuts = [Cut("one", "One", ["all", "even", "few"], [every, half, few]), Cut("two", "Two", ["even"], [half])]
+    result = compare_cuts(a, b, cuts, seed=1, n_boot=400)
+    assert result["family"] == {"min_boxes": 10, "method": "holm", "iou_tests": 2, "angle_tests": 2}
+    whole, even, small = result["cuts"][0]["groups"]
+    assert small["boxes"] == 5 and small["iou_verdict"] == "too few boxes" and "iou_p_holm" not in small
+    # two tests: the smaller p doubled, the larger one at least that and at least its own p
+    low, high = sorted([whole["iou_p"], even["iou_p"]])
+    assert sorted([whole["iou_p_holm"], even["iou_p_holm"]]) == pytest.approx([min(1, 2 * low), max(min(1, 2 * low), high)])
+
+
+def test_holm_turns_a_lone_lucky_cut_into_noise():
+    def result(p, verdict="A better"):
+        return {"iou_p": p, "p90_p": 1.0, "iou_verdict": verdict, "angle_verdict": "within the noise"}
+
+    family = [result(0.001), result(0.03)] + [result(0.5, "within the noise") for _ in range(8)]
+    sizes = compare._holm_verdicts(family)
+    assert sizes == {"iou_tests": 10, "angle_tests": 10}
+    assert family[0]["iou_verdict"] == "A better" and family[0]["iou_p_holm"] == pytest.approx(0.01)
+    assert family[1]["iou_verdict"] == "within the noise (Holm)" and family[1]["iou_p_holm"] == pytest.approx(0.27)
+    assert all(r["iou_verdict"] == "within the noise" for r in family[2:])
 
 
 def test_cli_prints_what_the_plain_bootstrap_gives(tmp_path, monkeypatch):

@@ -72,8 +72,11 @@ def test_single_image_and_pictures(dataset, tmp_path):
     assert summary_numbers(result.output)[1] == 1
     assert [p.name for p in (tmp_path / "obb").iterdir()] == [f"{image.stem}.txt"]
     with Image.open(tmp_path / "viz" / f"{image.stem}.jpg") as picture, Image.open(image) as original:
-        assert picture.size == original.size
-        difference = np.abs(np.asarray(picture, float) - np.asarray(original.convert("RGB"), float)).mean(axis=2)
+        # the frame, then a footer strip with the colour key
+        assert picture.width == original.width and picture.height > original.height
+        frame_part = np.asarray(picture, float)[:original.height]
+        difference = np.abs(frame_part - np.asarray(original.convert("RGB"), float)).mean(axis=2)
+        assert np.asarray(picture)[original.height:].mean() > 200  # a light strip, dark key text on it
     assert (difference > 40).mean() > 0.001  # something was drawn
     assert f"Pictures: {tmp_path / 'viz'}" in result.output
 
@@ -111,6 +114,7 @@ def test_frames_without_prompts_are_skipped_with_a_warning(dataset, tmp_path):
         (["--imgsz", "4"], "imgsz"),
         (["-okp", "2"], "opening_kernel_percentage"),
         (["--viz_dir", "somewhere"], "--viz_dir needs --save_img"),
+        (["-mp", "classes.yaml"], "it needs --save_img"),
         (["--hbb_dir", "/nonexistent/hbb"], "HBB folder not found"),
     ],
 )

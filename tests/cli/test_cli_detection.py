@@ -88,7 +88,7 @@ def test_without_scores_precision_recall_and_a_note(write_labels):
     code, out, _ = run(root / "gt", root / "pred", "-nb")
     assert "Note: AP needs a confidence per prediction" in out
     code, out, err = run(root / "gt", root / "pred", "-nb", "--require", "map50>=0.5")
-    assert code == 2 and "has no metric 'map50'" in err and "Traceback" not in err
+    assert code == 2 and "unknown metric 'map50' (AP keys need a confidence column in the predictions)" in err and "Traceback" not in err
 
 
 def test_dota_task1_submission_scores_like_the_same_detections_per_frame(scored, write_labels):

@@ -94,12 +94,58 @@ def test_require_gates(labels, gates, code, failing):
     assert sorted(re.findall(r"^FAIL  (\S+)", out, re.M)) == sorted(failing)
 
 
-@pytest.mark.parametrize("gate", ["mean_iou>=0.5", "avg_iou=0.5", "avg_iou>=x"])
+@pytest.mark.parametrize("gate", ["avg_iou=0.5", "avg_iou>=x", "Lorry:avg_iou>=0.5"])
 def test_bad_gate_is_a_usage_error_before_reading(tmp_path, gate):
     code, out, err = run(tmp_path / "missing", tmp_path / "missing", "--require", gate)
     assert code == 2
     assert "--require" in err and "not found" not in err
     assert out == ""
+
+
+@pytest.mark.parametrize(
+    "gate, code, value",
+    [
+        ("Car:avg_iou>=0.9", 0, IOU_SHIFTED),
+        ("Car:avg_iou>=0.95", 1, IOU_SHIFTED),
+        ("Bus:avg_iou>=0.95", 0, 1.0),
+        ("1:matches==1", 0, 1),
+        ("Car:iou_at_90<1", 1, 1.0),
+        ("Car:spatial_match>=1", 0, 1.0),
+        ("frames_scored==1", 0, 1),
+        ("avg_giou>0.9", 0, None),
+    ],
+)
+def test_per_class_and_any_numeric_key_gates(labels, gate, code, value):
+    status, out, err = run(labels / "gt", labels / "pred", "-mp", labels / "classes.yaml", "--require", gate)
+    assert status == code, err
+    line = re.search(rf"^(pass|FAIL)  {re.escape(gate)}  \(value (\S+)\)$", out, re.M)
+    assert line.group(1) == ("pass" if code == 0 else "FAIL")
+    if value is not None:
+        assert float(line.group(2)) == pytest.approx(value, rel=1e-5)
+
+
+def test_every_numeric_key_of_the_metric_dict_is_gateable(labels):
+    code, out, _ = run(labels / "gt", labels / "pred", "--json")
+    metrics = json.loads(out)
+    numeric = [k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    args = [labels / "gt", labels / "pred"]
+    for key in numeric:
+        args += ["--require", f"{key}>=-1e300"]
+    status, out, err = run(*args)
+    assert status == 0, err
+    assert len(re.findall(r"^pass  ", out, re.M)) == len(numeric) > 20
+
+
+@pytest.mark.parametrize("gate, message", [
+    ("mean_iou>=0.5", "unknown metric 'mean_iou'; known: "),
+    ("Car:mean_iou>=0.5", "unknown per-class metric 'mean_iou'; known: "),
+    ("5:avg_iou>=0.5", "class 5 has no boxes on either side"),
+])
+def test_gate_on_a_key_the_run_lacks_is_a_usage_error(labels, gate, message):
+    code, out, err = run(labels / "gt", labels / "pred", "-mp", labels / "classes.yaml", "--require", gate)
+    assert code == 2
+    assert message in err and gate in err
+    assert "Traceback" not in err and not re.search(r"^(pass|FAIL)  ", out, re.M)
 
 
 def test_bad_output_suffix(labels):
@@ -179,3 +225,16 @@ def test_sample_against_reference_output(sample_dir, reference_dir, monkeypatch,
     code, out, _ = run("labels_obb_gt", "labels_obb_sam_b", *args, "-nb")
     assert code == 0
     assert checker.compare(out, (reference_dir / reference).read_text(encoding="utf-8")) == []
+
+
+def test_exclude_edge_cases_prints_the_unmatched_predictions_of_dropped_boxes(write_labels):
+    root = write_labels({"gt/a.txt": rect(0, 50, 40, 20) + "\n" + rect(200, 200, 40, 20) + "\n",
+                         "pred/a.txt": rect(1, 50, 40, 20) + "\n" + rect(200, 200, 40, 20) + "\n"
+                         + rect(400, 400, 20, 20) + "\n"})
+    code, out, err = run(root / "gt", root / "pred", "-exc", "-iw", 800, "-ih", 600, "-nb",
+                         "--require", "unmatched_pred_on_edge_cases==1")
+    assert code == 0, err
+    assert printed(out, "Total Unmatched Pred Boxes") == "2"
+    assert re.search(r"^Total Unmatched Pred Boxes: 2\n  of which on excluded edge boxes: 1 ", out, re.M)
+    _, plain, _ = run(root / "gt", root / "pred", "-nb")
+    assert "of which on excluded edge boxes" not in plain

@@ -17,6 +17,8 @@ from hbb2obb.scoring.evaluate import evaluate_frames
 from hbb2obb.io import ImageSizes
 from hbb2obb.plotting.overlay import (
     IOU_RANGE,
+    GROUND_TRUTH,
+    IOU_CMAP,
     UNMATCHED_GT,
     UNMATCHED_PRED,
     frame_boxes,
@@ -43,7 +45,7 @@ def shapely_iou(a: str, b: str) -> float:
 
 def expected_colour(iou: float) -> np.ndarray:
     low, high = IOU_RANGE
-    return np.array(colormaps["viridis"](np.clip((iou - low) / (high - low), 0, 1))[:3]) * 255
+    return np.array(IOU_CMAP(np.clip((iou - low) / (high - low), 0, 1))[:3]) * 255
 
 
 def nearest(pixels: np.ndarray, x0, y0, x1, y1, colour) -> float:
@@ -188,8 +190,22 @@ def test_eval_cli_overlay_needs_images(write_labels):
     root = write_labels(LABELS)
     result = CliRunner().invoke(eval_main, [str(root / "gt"), str(root / "pred"), "--overlay", str(root / "ov")])
     assert result.exit_code == 2
-    assert "--overlay needs the frames" in result.stderr
+    assert "--overlay needs the frames" in result.stderr and str(root.resolve() / "images") in result.stderr
     assert not (root / "ov").exists()
+
+
+def test_eval_cli_overlay_takes_the_images_beside_the_ground_truth(write_labels):
+    root = write_labels(LABELS)
+    (root / "images").mkdir()
+    Image.fromarray(black()).save(root / "images" / "a.jpg")
+    args = [str(root / "gt"), str(root / "pred"), "--overlay", str(root / "ov"), "-nb"]
+    result = CliRunner().invoke(eval_main, args)
+    assert result.exit_code == 0, result.output
+    assert f"frames from {(root / 'images').resolve()}" in result.stderr
+    assert sorted(p.name for p in (root / "ov").iterdir()) == ["a.jpg"]
+    explicit = CliRunner().invoke(eval_main, args + ["-i", str(root / "images")])
+    assert explicit.exit_code == 0 and "frames from" not in explicit.stderr
+    assert explicit.stdout == result.stdout
 
 
 def test_eval_cli_overlay_size_too_small(write_labels):
@@ -223,3 +239,34 @@ def test_empty_and_degenerate_frames(write_labels, gt, pred, pairs):
     # nothing matched: no colour of the IoU scale on the frame itself
     for iou in (0.5, 0.75, 1.0):
         assert nearest(picture[:300], 0, 40, 399, 299, expected_colour(iou)) > 45
+
+
+def _luminance(rgb) -> np.ndarray:
+    """WCAG relative luminance of sRGB colours in [0, 1]."""
+    c = np.asarray(rgb, float)[..., :3]
+    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return c @ [0.2126, 0.7152, 0.0722]
+
+
+def _contrast(a, b) -> np.ndarray:
+    la, lb = _luminance(a), _luminance(b)
+    return (np.maximum(la, lb) + 0.05) / (np.minimum(la, lb) + 0.05)
+
+
+def test_iou_colours_stand_out_on_dark_asphalt_and_against_their_halo():
+    colours = IOU_CMAP(np.linspace(0, 1, 51))
+    asphalt = np.array([60, 60, 60]) / 255
+    assert _contrast(colours, asphalt).min() > 2.4  # viridis's low end: 1.07 against it
+    assert _contrast(colours, np.zeros(3)).min() > 4.5  # the dark halo edges them on light ground
+    assert _contrast(colormaps["viridis"](np.linspace(0, 1, 51)), asphalt).min() < 1.2
+    assert np.all(np.diff(_luminance(colours)) > 0)  # lighter means a better IoU, in grey too
+
+
+def test_ground_truth_is_drawn_thin_under_the_predictions(table):
+    picture = np.asarray(overlay_frame(black(1600, 1000), table, "a", size=1600))
+    white = np.array(to_rgb(GROUND_TRUTH["color"])) * 255
+    # the matched box at x 500..700 is predicted 60 px to the right: its left edge is ground truth alone
+    assert nearest(picture, 497, 130, 503, 170, white) < 40
+    assert nearest(picture, 497, 130, 503, 170, expected_colour(0.5)) > 60
+    # far from every box the frame stays black
+    assert nearest(picture, 1200, 600, 1500, 900, white) > 300

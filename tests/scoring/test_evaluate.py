@@ -197,3 +197,39 @@ def test_sample_matches_reference_numbers(sample_dir):
     assert round(metrics["median_iou"], 5) == 0.90026
     assert round(metrics["p90_angle_error"], 2) == 4.68
     assert metrics["class_stats"][2]["matches"] == 6
+
+
+def test_unmatched_predictions_of_dropped_edge_boxes_are_counted_apart(write_labels):
+    gt = "\n".join([
+        rect(0, 50, 40, 20),            # 1: touches the left edge: dropped
+        rect(300, 0, 40, 20, cls=1),    # 2: touches the top edge: dropped
+        rect(200, 200, 40, 20),         # 3: interior: scored
+        rect(760, 300, 40, 20),         # 4: touches the right edge: dropped
+    ]) + "\n"
+    pred = "\n".join([
+        rect(2, 50, 40, 20),            # the edge box 1's own prediction: ignored
+        rect(300, 0, 40, 20),           # on edge box 2 but of another class: spurious unless class-agnostic
+        rect(201, 200, 40, 20),         # matches box 3
+        rect(500, 500, 30, 30),         # on nothing: spurious
+        rect(780, 300, 40, 20),         # overlaps box 4 with IoU 1/3: above 0.1, below 0.5
+    ]) + "\n"
+    root = write_labels({"gt/f.txt": gt, "pred/f.txt": pred})
+    common = dict(exclude_edge_cases=True, img_width=800, img_height=600)
+    m = evaluate_obb(root / "gt", root / "pred", **common)
+    assert (m["total_edge_cases"], m["total_matches"], m["total_unmatched_pred"]) == (3, 1, 4)
+    assert m["unmatched_pred_on_edge_cases"] == 2  # boxes 1 and 4's predictions
+    assert evaluate_obb(root / "gt", root / "pred", class_agnostic=True, **common)["unmatched_pred_on_edge_cases"] == 3
+    assert evaluate_obb(root / "gt", root / "pred", iou_threshold=0.5, **common)["unmatched_pred_on_edge_cases"] == 1
+    plain = evaluate_obb(root / "gt", root / "pred", img_width=800, img_height=600)
+    assert plain["unmatched_pred_on_edge_cases"] == 0 and plain["total_edge_cases"] == 0
+
+
+def test_a_prediction_closer_to_a_scored_box_is_not_an_edge_box_prediction(write_labels):
+    # the scored box 2 takes the prediction (IoU 1) in non-exclusive matching; a second prediction
+    # overlaps the edge box less than the scored box, so it is an unmatched duplicate, not the edge box's own
+    gt = rect(0, 100, 40, 20) + "\n" + rect(30, 100, 40, 20) + "\n"
+    pred = rect(30, 100, 40, 20) + "\n" + rect(28, 100, 40, 20) + "\n"
+    root = write_labels({"gt/f.txt": gt, "pred/f.txt": pred})
+    m = evaluate_obb(root / "gt", root / "pred", exclude_edge_cases=True, img_width=800, img_height=600,
+                     one_to_one=True)
+    assert (m["total_matches"], m["total_unmatched_pred"], m["unmatched_pred_on_edge_cases"]) == (1, 1, 0)
