@@ -106,6 +106,8 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
     sizes = _sizes(images, img_width, img_height)
     label_map = resolve_names(map_path, source)
     label_set = _read_with_bar(source, src_format, label_map, sizes, no_bar)
+    for path in label_set.ignored:
+        click.echo(f"{PROGRAM}: warning: {path}: not a label file of any format, left out", err=True)
     names = complete_names(label_map or label_set.names, label_set)
     box_kind = set_kind(label_set) if kind == "auto" else kind
     label_set = canonical_set(label_set)

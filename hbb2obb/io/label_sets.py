@@ -57,12 +57,15 @@ class LabelSet:
     names : dict of int to str
     problems : tuple of LabelProblem
         Skipped lines or annotations of the whole set (``strict=False`` only).
+    ignored : tuple of Path
+        Files with the format's suffix that are no label file of any format (a ``README.txt``).
     """
 
     format: str
     frames: tuple
     names: dict
     problems: tuple = ()
+    ignored: tuple = ()
 
     @property
     def box_count(self) -> int:
@@ -81,8 +84,10 @@ def sniff_format(path: Path) -> Optional[str]:
     """The format of one file, or ``None`` when it is not a label file (a README, a names.txt).
 
     ``.xml`` is VOC and ``.dota`` DOTA; ``.json`` is COCO with its three keys, else LabelMe with
-    ``shapes``; ``.txt`` is DOTA when a ninth field is a word, YOLO when every line has 5, 6, 9 or
-    10 numbers (an empty file is YOLO).
+    ``shapes``; ``.txt`` is DOTA when the ninth field of its first box line is a word, YOLO when
+    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO). Only the first line decides, so
+    a label file broken further down is read, and its broken line reported, rather than passed
+    over as not being labels.
     """
     suffix = path.suffix.lower()
     if suffix == ".xml":
@@ -105,6 +110,7 @@ def sniff_format(path: Path) -> Optional[str]:
             return "dota"
         if len(fields) not in (5, 6, 9, 10) or any(parse_number(f) is None for f in fields):
             return None
+        return "yolo"
     return "yolo"
 
 
@@ -241,7 +247,10 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         frames.append(frame)
     names = label_map or discovered
     problems = tuple(problem for frame in frames for problem in frame.problems)
-    return LabelSet(fmt, tuple(frames), names, problems)
+    chosen = set(paths)
+    ignored = tuple(p for p in sorted(source.glob(f"*{EXTENSIONS[fmt]}"))
+                    if p not in chosen and p.is_file() and sniff_format(p) is None)
+    return LabelSet(fmt, tuple(frames), names, problems, ignored)
 
 
 def set_kind(label_set: LabelSet) -> str:
@@ -255,7 +264,7 @@ def set_kind(label_set: LabelSet) -> str:
 def canonical_set(label_set: LabelSet, precision: int = DEFAULT_PRECISION) -> LabelSet:
     """Every box rounded once (:func:`~hbb2obb.io.frame_labels.canonical`): what every writer takes."""
     frames = tuple(frame.with_boxes(canonical(frame.boxes, precision)) for frame in label_set.frames)
-    return LabelSet(label_set.format, frames, label_set.names, label_set.problems)
+    return LabelSet(label_set.format, frames, label_set.names, label_set.problems, label_set.ignored)
 
 
 def complete_names(names: dict, label_set: LabelSet) -> dict:
