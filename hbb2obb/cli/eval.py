@@ -14,7 +14,9 @@ from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_frames
 from hbb2obb.scoring.gates import check_gates, parse_gate
 from hbb2obb.scoring.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
 from hbb2obb.report.eval_report import render_report, render_unmatched
+from hbb2obb.report.pairs import check_pairs_path
 from hbb2obb.report.serialize import metrics_json, write_metrics
 
 PROGRAM = "hbb2obb-eval"
@@ -40,12 +42,29 @@ def evaluation_options(function):
     return function
 
 
-def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating"):
-    """Pair the frames, then evaluate them under a progress bar over frames."""
-    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred)
+def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
+                      formats=(None, None)):
+    """Pair the frames, then evaluate them under a progress bar over frames.
+
+    ``formats`` are ``--gt_format`` and ``--pred_format`` (``None``: detected).
+    """
+    plan = plan_frames(gt_dir, pred_dir, settings.missing_pred, gt_format=formats[0], pred_format=formats[1],
+                       label_map=label_map, sizes=sizes)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
                                progress=bar.update, plan=plan)
+
+
+def emit_pairs(path, result, gt_dir, label_map, edge_tolerance: float, spatial_threshold: float) -> list:
+    """Write the ``--pairs`` file; returns the warnings met on the way (difficult flags)."""
+    from hbb2obb.analysis.cuts import difficult_flags, ground_truth_properties
+    from hbb2obb.report.pairs import pair_columns, write_pairs
+    from hbb2obb.scoring.overlap_metrics import row_overlap
+
+    flags, warnings = difficult_flags(result.table, gt_dir, label_map)
+    properties = ground_truth_properties(result.table, flags, edge_tolerance)
+    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, spatial_threshold)))
+    return warnings
 
 
 def run_options(function):
@@ -62,6 +81,14 @@ def run_options(function):
                           "or stop."),
         click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores)."),
         click.option("-nb", "--no_bar", is_flag=True, help="No progress bar."),
+        click.option("--gt_format", type=click.Choice(FORMATS),
+                     help="Ground-truth label format [default: detected; a folder of .txt files is YOLO-OBB or "
+                          "DOTA]. COCO: give the .json file as GT_DIR."),
+        click.option("--pred_format", type=click.Choice(FORMATS),
+                     help="Prediction label format [default: detected], as --gt_format."),
+        click.option("--pairs", "pairs_path", type=click.Path(path_type=Path), metavar="FILE",
+                     help="Write the match table, one row per GT box and per unmatched prediction, "
+                          "to FILE.csv (or .parquet with pyarrow)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -95,7 +122,8 @@ spatial_threshold_option = click.option(
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
          overlay, overlay_size,
-         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar):
+         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
+         pred_format, pairs_path):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
@@ -114,8 +142,14 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     check_overlay(overlay, img_source)
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar)
-    warn(PROGRAM, result.warnings)
+    if pairs_path is not None:
+        check_pairs_path(pairs_path)
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
+                               formats=(gt_format, pred_format))
+    warnings = list(result.warnings)
+    if pairs_path is not None:
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
+    warn(PROGRAM, warnings)
     metrics = result.metrics
     if as_json:
         click.echo(metrics_json(metrics))

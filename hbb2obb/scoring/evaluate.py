@@ -221,6 +221,8 @@ def evaluate_frames(
     jobs: int = 1,
     progress: Optional[Callable[[int], None]] = None,
     plan: Optional[FramePlan] = None,
+    gt_format: Optional[str] = None,
+    pred_format: Optional[str] = None,
 ) -> EvaluationResult:
     """Pair, load and match every frame; the accumulated result of a whole run.
 
@@ -239,15 +241,21 @@ def evaluate_frames(
         Called with the number of frames finished since the last call.
     plan : FramePlan, optional
         A pairing already made by :func:`plan_frames`.
+    gt_format, pred_format : str, optional
+        Label format of each side (``yolo dota voc coco labelme``); detected when omitted. A
+        COCO side is its ``.json`` file.
     """
     sizes = sizes or ImageSizes()
     if settings.exclude_edge_cases and not sizes.known:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
-    plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred)
+    plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred, gt_format=gt_format,
+                               pred_format=pred_format, label_map=label_map, sizes=sizes)
     specs = list(plan.frames)
     batches = _batches(specs)
     jobs = resolve_jobs(jobs)
     chunks, health = [], FrameHealth()
+    health.skipped_pred_lines += len(plan.pred_problems)  # of prediction sets read whole with the plan
+    health.problems.extend(plan.pred_problems)
     work = [(batch, settings, sizes, label_map) for batch in batches]
     if jobs > 1 and len(batches) > 1:
         from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up

@@ -13,7 +13,7 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
-from hbb2obb.io.yolo_obb import read_obb_batch
+from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
@@ -32,6 +32,8 @@ class FrameSpec:
     gt_file: str
     pred_file: Optional[str]
     label_bytes: int = 0
+    gt_boxes: Optional[Boxes] = None  # read already (COCO, LabelMe, VOC, .dota sets): not read from gt_file
+    pred_boxes: Optional[Boxes] = None
 
     @property
     def gt_path(self) -> Path:
@@ -49,6 +51,7 @@ class FramePlan:
     frames: tuple[FrameSpec, ...]
     missing_pred: tuple[Path, ...]
     orphan_pred: tuple[Path, ...]
+    pred_problems: tuple = ()  # skipped lines of predictions read with the plan (sets read whole)
 
 
 def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
@@ -63,17 +66,99 @@ def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
     return {name[: -len(LABEL_SUFFIX)]: (prefix + name, size) for name, size in found}
 
 
-def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
+NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
+
+
+def _side_format(path: Path, fmt: Optional[str], role: str) -> Optional[str]:
+    """The format to read a side in, or ``None`` for the ``NAME.txt`` batch reader.
+
+    A folder holding ``.txt`` files is read as it always was (YOLO-OBB or DOTA by content,
+    without a look at every file first); a file, or a folder of ``.xml``, ``.json`` or
+    ``.dota`` files, is detected (:func:`~hbb2obb.io.label_sets.detect_format`).
+    """
+    from hbb2obb.io.label_sets import ALL_FORMATS, detect_format
+
+    if fmt is not None and fmt not in ALL_FORMATS:
+        raise InputError(f"unknown {role} format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
+    if not path.exists():
+        raise InputError(f"{path}: {role} folder not found")
+    if path.is_dir():
+        if fmt in NATIVE_FORMATS and any(path.glob(f"*{LABEL_SUFFIX}")):
+            return None
+        if fmt is None:
+            with os.scandir(path) as entries:
+                if any(e.name.endswith(LABEL_SUFFIX) for e in entries):
+                    return None
+    return fmt or detect_format(path)
+
+
+def _read_side(path: Path, fmt: str, strict: bool, label_map, sizes) -> tuple[dict, tuple]:
+    """``{stem: (FrameLabels, bytes)}`` of a set read whole, and its skipped lines."""
+    from hbb2obb.io.label_sets import read_set
+
+    label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
+    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems
+
+
+def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
+                gt_format: Optional[str] = None, pred_format: Optional[str] = None,
+                label_map: Optional[dict] = None, sizes: Optional[ImageSizes] = None) -> FramePlan:
     """Pair ``gt_dir/NAME.txt`` with ``pred_dir/NAME.txt``, sorted by name.
+
+    Either side may instead be in another format (a COCO ``.json``, a folder of LabelMe,
+    VOC or ``.dota`` files): such a side is read whole here, with the bad-input rule (ground
+    truth raises, prediction problems go to ``pred_problems``), and paired by frame name.
 
     Parameters
     ----------
     missing_pred : {"skip", "empty", "error"}
         A ground-truth file with no prediction file: leave the frame out (the reference
         behaviour), score it as a frame with no predictions, or raise :class:`InputError`.
+    gt_format, pred_format : str, optional
+        One of ``yolo dota voc coco labelme``; detected when omitted.
+    label_map, sizes
+        Class names and frame sizes for the sides read whole.
     """
-    gt_files = _label_files(Path(gt_dir), "ground-truth")
-    pred_files = _label_files(Path(pred_dir), "prediction")
+    gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
+    gt_kind = _side_format(gt_dir, gt_format, "ground-truth")
+    pred_kind = _side_format(pred_dir, pred_format, "prediction")
+    pred_problems: tuple = ()
+    if gt_kind is None:
+        gt_files = _label_files(gt_dir, "ground-truth")
+    else:
+        gt_files, _ = _read_side(gt_dir, gt_kind, True, label_map, sizes)
+    if pred_kind is None:
+        pred_files = _label_files(pred_dir, "prediction")
+    else:
+        pred_files, pred_problems = _read_side(pred_dir, pred_kind, False, label_map, sizes)
+    if gt_kind is None and pred_kind is None:
+        return _pair(gt_files, pred_files, pred_dir, missing_pred)
+    return _pair_read(gt_files, pred_files, pred_dir, missing_pred, pred_problems)
+
+
+def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, pred_problems) -> FramePlan:
+    """Pairing when a side was read whole: its entries are ``(FrameLabels, 0)`` instead of ``(path, bytes)``."""
+    def split(entry):
+        item, size = entry
+        if isinstance(item, str):
+            return item, None, size
+        # a frame of a COCO file is named within it: the file alone would name every frame
+        where = str(item.source) if item.source.stem == item.stem else f"{item.source}:{item.stem}"
+        return where, item.boxes, size
+
+    plain_gt = {name: split(entry) for name, entry in gt_files.items()}
+    plain_pred = {name: split(entry) for name, entry in pred_files.items()}
+    plan = _pair({n: (p, b) for n, (p, _, b) in plain_gt.items()},
+                 {n: (p, b) for n, (p, _, b) in plain_pred.items()}, pred_dir, missing_pred)
+    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, spec.label_bytes,
+                             plain_gt[spec.name][1],
+                             plain_pred[spec.name][1] if spec.name in plain_pred else None)
+                   for spec in plan.frames)
+    return FramePlan(frames, plan.missing_pred, plan.orphan_pred, tuple(pred_problems))
+
+
+def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str) -> FramePlan:
+    """Frames of the names both sides have (and, by the policy, those only ground truth has)."""
     missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
@@ -181,7 +266,32 @@ def _read_frames(specs: list, label_map: Optional[dict]):
     paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
-    return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+    read = {i: boxes for i, boxes in enumerate([s.gt_boxes for s in specs] + [s.pred_boxes for s in specs])
+            if boxes is not None}
+    if not read:
+        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+    batch = read_obb_batch([None if i in read else p for i, p in enumerate(paths)], strict=strict,
+                           label_map=label_map, order=order)
+    return _with_read_boxes(batch, read)
+
+
+def _with_read_boxes(batch: LabelBatch, read: dict) -> LabelBatch:
+    """The batch with the boxes of the files read already (``{file index: Boxes}``, pixels) in their places."""
+    from hbb2obb.io.text import LabelFile
+    from hbb2obb.io.yolo_obb import _merge
+
+    files = {i: LabelFile(Path(batch.paths[i] or ""), boxes, (), False if len(boxes) else None)
+             for i, boxes in read.items()}
+    rows, _ = _merge(batch.rows, files)
+    # _merge orders rows stably by file, the batch's first: the same order carries the batch's flags
+    file = np.concatenate([batch.rows.file] + [np.full(len(b), i, dtype=np.int64) for i, b in read.items()])
+    order = np.argsort(file, kind="stable")
+    difficult = np.concatenate([batch.difficult] + [
+        np.zeros(len(b), dtype=bool) if b.difficult is None else b.difficult for b in read.values()])[order]
+    has_difficult = batch.has_difficult.copy()
+    for i, boxes in read.items():
+        has_difficult[i] = boxes.difficult is not None
+    return LabelBatch(batch.paths, rows, difficult, has_difficult, batch.problems)
 
 
 def load_frames(
