@@ -20,7 +20,9 @@ from hbb2obb.io.label_sets import (
     canonical_set,
     complete_names,
     copy_difficult,
+    output_paths,
     read_set,
+    refuse_overwrite,
     resolve_names,
     set_kind,
     write_set,
@@ -119,6 +121,9 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
         flags = read_set(flags_dir, difficult_from, label_map=names, sizes=sizes, strict=True)
         label_set, count = copy_difficult(label_set, flags)
         click.echo(f"Carried {count} difficult flag(s) from {difficult_from}")
+    for fmt in targets:  # every format checked before any is written
+        refuse_overwrite(label_set, fmt, output_paths(label_set, out_dir, fmt, kind=box_kind, dota_ext=dota_ext,
+                                                      coco_name=coco_name))
     with progress_bar(len(targets), "Writing", no_bar, unit="format") as bar:
         for fmt in dict.fromkeys(targets):
             written = write_set(label_set, out_dir, fmt, kind=box_kind, names=names, normalize=normalize,

@@ -31,7 +31,7 @@ from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.labelmap import load_label_map
-from hbb2obb.io.text import parse_number
+from hbb2obb.io.text import parse_number, split_lines
 from hbb2obb.io.voc import read_voc, voc_names, write_voc
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
@@ -171,7 +171,7 @@ def _integer_size(size):
 
 def _read_yolo(path: Path, size, strict: bool) -> FrameLabels:
     """A YOLO file, HBB or OBB by its first line's field count, in pixels."""
-    first = next((line.split() for line in path.read_bytes().decode("utf-8-sig").splitlines() if line.split()), [])
+    first = next((fields for _, fields in split_lines(path)), [])
     if len(first) in (5, 6):
         label_file = read_yolo_hbb_pixels(path, size, strict=strict, normalized_limit=NORMALIZED_LIMIT)
         boxes = label_file.boxes
@@ -273,10 +273,34 @@ def complete_names(names: dict, label_set: LabelSet) -> dict:
     return {**{c: f"class_{c}" for c in used if c not in names}, **names}
 
 
+def output_paths(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, dota_ext: str = DOTA_EXT,
+                 coco_name: Optional[str] = None) -> list[Path]:
+    """The files :func:`write_set` would write."""
+    if fmt == "coco":
+        return [dest / (coco_name or f"coco_annotations_{kind}.json")]
+    suffix = {"yolo": ".txt", "dota": dota_ext, "voc": ".xml", "labelme": ".json"}[fmt]
+    return [dest / f"{frame.stem}{suffix}" for frame in label_set.frames]
+
+
+def refuse_overwrite(label_set: LabelSet, fmt: str, paths) -> None:
+    """:class:`InputError` when any of ``paths`` is a file the set was read from."""
+    sources = {frame.source.resolve() for frame in label_set.frames}
+    clash = next((p for p in paths if p.resolve() in sources), None)
+    if clash is not None:
+        raise InputError(f"{clash}: writing {fmt} here would overwrite the labels being converted; "
+                         "give another folder with -o/--out_dir")
+
+
 def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: dict, normalize: bool = False,
               precision: Optional[int] = None, dota_ext: str = DOTA_EXT, coco_name: Optional[str] = None,
               voc_database: str = "Unknown", image_ext: str = ".jpg") -> list[Path]:
-    """Write a set in one format (canonical corners expected); returns the files written."""
+    """Write a set in one format (canonical corners expected); returns the files written.
+
+    A file the set was read from is never overwritten: :class:`InputError` before anything of
+    the format is written (give another ``dest``).
+    """
+    refuse_overwrite(label_set, fmt, output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext,
+                                                  coco_name=coco_name))
     if kind == "obb" and fmt not in OBB_FORMATS:
         raise UsageError(f"{fmt} cannot carry oriented boxes; for these use one of {', '.join(OBB_FORMATS)}")
     if kind == "hbb" and fmt not in HBB_FORMATS:

@@ -136,3 +136,14 @@ def test_a_file_that_is_not_labels_is_left_out_with_a_warning(write_labels):
     assert result.exit_code == 0
     assert f"{root / 'gt' / 'README.txt'}: not a label file of any format, left out" in result.stderr
     assert [p.name for p in (root / "out").iterdir()] == ["a.txt"]
+
+
+def test_never_writes_over_the_labels_it_reads(write_labels):
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n"})
+    before = (root / "gt" / "a.txt").read_bytes()
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "yolo", "-k", "obb", "-nb"])
+    assert result.exit_code == 2 and "would overwrite the labels being converted" in result.output
+    assert (root / "gt" / "a.txt").read_bytes() == before
+    assert not (root / "gt" / "a.dota").exists()  # nothing written when any format would overwrite
+    assert CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "-k", "obb", "-nb"]).exit_code == 0
+    assert (root / "gt" / "a.dota").read_text() == "imagesource:drone\ngsd:null\n1 1 5 1 5 3 1 3 class_0 0\n"
