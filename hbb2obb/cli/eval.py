@@ -126,7 +126,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
          pred_format, pairs_path):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
-    Label files are paired by name; boxes are matched per frame by rotated IoU. Exit status:
+    Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
+    be a folder of YOLO-OBB, DOTA, VOC or LabelMe files, or a COCO .json file. Exit status:
     0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """
     gates = [parse_gate(text) for text in requirements]

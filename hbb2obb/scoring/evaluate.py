@@ -362,8 +362,13 @@ def evaluate_obb(
     missing_pred: str = "skip",
     jobs: int = 1,
     spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
+    gt_format: Optional[str] = None,
+    pred_format: Optional[str] = None,
 ) -> dict:
     """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
+
+    Either side may be in any label format (``gt_format``/``pred_format``: ``yolo dota voc coco
+    labelme``, detected when omitted; a COCO side is its ``.json`` file).
 
     The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
     calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
@@ -405,7 +410,8 @@ def evaluate_obb(
     )
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
-    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs)
+    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                             gt_format=gt_format, pred_format=pred_format)
     for _, message in result.warnings:
         warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
     return result.metrics

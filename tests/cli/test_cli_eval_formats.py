@@ -132,3 +132,12 @@ def test_pairs_parquet_reads_back_the_csv_values(write_labels):
     assert table["gt_line"] == [1, 2] and table["pred_line"] == [1, None]
     assert table["iou"][0] == float(rows[0]["iou"]) == pytest.approx(19 * 10 / (21 * 10))
     assert table["iou"][1] is None
+
+
+def test_the_python_api_takes_the_formats_too(sample_dir, songdo_copies):
+    from hbb2obb.scoring.evaluate import evaluate_obb
+
+    pred = sample_dir / "labels_obb_sam_b"
+    original = evaluate_obb(sample_dir / "labels_obb_gt", pred, map_path=sample_dir / "classes.yaml")
+    copy = evaluate_obb(songdo_copies["labelme"], pred, map_path=sample_dir / "classes.yaml", gt_format="labelme")
+    assert copy == original
