@@ -246,10 +246,11 @@ def evaluate_frames(
         COCO side is its ``.json`` file.
     """
     sizes = sizes or ImageSizes()
-    if settings.exclude_edge_cases and not sizes.known:
-        raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
     plan = plan or plan_frames(gt_dir, pred_dir, settings.missing_pred, gt_format=gt_format,
                                pred_format=pred_format, label_map=label_map, sizes=sizes)
+    recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
+    if settings.exclude_edge_cases and not sizes.known and not recorded:
+        raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
     specs = list(plan.frames)
     batches = _batches(specs)
     jobs = resolve_jobs(jobs)
@@ -298,7 +299,7 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     if "mixed" in sides:
         out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
                     "pixels: give --img_source or --img_width/--img_height to scale them, or the scores mean nothing"))
-    elif sides and not sizes.known:
+    elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in result.plan.frames):
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
     if result.health.reordered_boxes:

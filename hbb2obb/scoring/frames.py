@@ -34,6 +34,7 @@ class FrameSpec:
     label_bytes: int = 0
     gt_boxes: Optional[Boxes] = None  # read already (COCO, LabelMe, VOC, .dota sets): not read from gt_file
     pred_boxes: Optional[Boxes] = None
+    recorded_size: Optional[tuple] = None  # (width, height) a COCO, VOC or LabelMe file gives the frame
 
     @property
     def gt_path(self) -> Path:
@@ -146,13 +147,20 @@ def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: s
         where = str(item.source) if item.source.stem == item.stem else f"{item.source}:{item.stem}"
         return where, item.boxes, size
 
+    def recorded(name):
+        for side in (gt_files, pred_files):
+            item = side.get(name, (None,))[0]
+            if item is not None and not isinstance(item, str) and item.size is not None:
+                return tuple(float(v) for v in item.size)
+        return None
+
     plain_gt = {name: split(entry) for name, entry in gt_files.items()}
     plain_pred = {name: split(entry) for name, entry in pred_files.items()}
     plan = _pair({n: (p, b) for n, (p, _, b) in plain_gt.items()},
                  {n: (p, b) for n, (p, _, b) in plain_pred.items()}, pred_dir, missing_pred)
     frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, spec.label_bytes,
                              plain_gt[spec.name][1],
-                             plain_pred[spec.name][1] if spec.name in plain_pred else None)
+                             plain_pred[spec.name][1] if spec.name in plain_pred else None, recorded(spec.name))
                    for spec in plan.frames)
     return FramePlan(frames, plan.missing_pred, plan.orphan_pred, tuple(pred_problems))
 
@@ -249,6 +257,8 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
             size = sizes(spec.name)
         except InputError as exc:
             return found, (index, exc)
+        if size is None:  # what the ground truth's (or predictions') file records, when no image says
+            size = spec.recorded_size
         if size is None and exclude_edge_cases:
             return found, (index, InputError(
                 f"{spec.gt_path}: frame size unknown, needed by --exclude_edge_cases (no image found)"))

@@ -141,3 +141,17 @@ def test_the_python_api_takes_the_formats_too(sample_dir, songdo_copies):
     original = evaluate_obb(sample_dir / "labels_obb_gt", pred, map_path=sample_dir / "classes.yaml")
     copy = evaluate_obb(songdo_copies["labelme"], pred, map_path=sample_dir / "classes.yaml", gt_format="labelme")
     assert copy == original
+
+
+def test_the_sizes_a_coco_file_records_stand_in_for_images(sample_dir, songdo_copies, tmp_path):
+    """Normalized predictions against COCO ground truth: scaled by the COCO frame sizes, as by -i."""
+    code, _, err = _invoke(__import__("hbb2obb.cli.formats", fromlist=["main"]).main,
+                           [sample_dir / "labels_obb_sam_b", "--to", "yolo", "--normalize", "-o", tmp_path / "norm",
+                            "-i", sample_dir / "images", "-nb"])
+    assert code == 0, err
+    with_images = _eval_json(sample_dir / "labels_obb_gt", tmp_path / "norm", sample_dir, "-exc")
+    code, out, err = _invoke(eval_main, [songdo_copies["coco"], tmp_path / "norm", "-mp", sample_dir / "classes.yaml",
+                                         "-nb", "--json", "-exc"])
+    assert code == 0, err
+    assert json.loads(out) == with_images and "normalized" not in err
+    assert with_images["total_edge_cases"] >= 0 and with_images["total_matches"] > 100
