@@ -147,3 +147,58 @@ def test_never_writes_over_the_labels_it_reads(write_labels):
     assert not (root / "gt" / "a.dota").exists()  # nothing written when any format would overwrite
     assert CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "-k", "obb", "-nb"]).exit_code == 0
     assert (root / "gt" / "a.dota").read_text() == "imagesource:drone\ngsd:null\n1 1 5 1 5 3 1 3 class_0 0\n"
+
+
+def test_difficult_flags_go_through_coco_and_come_back_with_difficult_from(tmp_path):
+    sample = SHARED / "data" / "dota-sample"
+    if not (sample / "labels_dota").is_dir():
+        pytest.skip("real sample not present")
+    common = ["-mp", sample / "classes.yaml", "-i", sample / "images", "-nb"]
+    assert _run([sample / "labels_dota", "--from", "dota", "--to", "dota", "coco", "-o", tmp_path / "rel", *common]
+                ).exit_code == 0
+    flags = sum(line.endswith(" 1") for p in (tmp_path / "rel").glob("*.dota") for line in p.read_text().splitlines())
+    assert flags == 3  # the sample's three difficult boxes, kept by the DOTA copy
+    coco = tmp_path / "rel" / "coco_annotations_obb.json"
+    plain = _run([coco, "--to", "dota", "-o", tmp_path / "plain", *common])
+    assert plain.exit_code == 0
+    carried = _run([coco, "--to", "dota", "--difficult_from", "dota", "-o", tmp_path / "back", *common])
+    assert carried.exit_code == 0 and "Carried 3 difficult flag(s) from dota" in carried.output
+    for path in (tmp_path / "rel").glob("*.dota"):
+        assert (tmp_path / "back" / path.name).read_bytes() == path.read_bytes()
+    assert not any(line.endswith(" 1") for p in (tmp_path / "plain").glob("*.dota") for line in p.read_text().splitlines())
+
+
+def test_verify_reports_box_counts_and_frames_as_the_reference_does(tmp_path):
+    import json
+
+    sample, written = SHARED / "data" / "dota-sample", CONVERT / "dota_obb_gt"
+    if not written.is_dir() or not (sample / "labels_obb_gt").is_dir():
+        pytest.skip("reference convert outputs not present")
+    root = tmp_path / "release"
+    shutil.copytree(sample / "labels_obb_gt", root / "labels_gt")
+    for path in written.glob("P*"):
+        shutil.copy(path, root / "labels_gt" / path.name)
+    shutil.copy(written / "coco_annotations_obb.json", root / "coco_annotations_gt.json")
+    shutil.copy(sample / "classes.yaml", root / "classes.yaml")
+    labelme = root / "labels_gt" / "P0168.json"
+    data = json.loads(labelme.read_text())
+    data["shapes"].pop()
+    labelme.write_text(json.dumps(data))
+    coco = root / "coco_annotations_gt.json"
+    data = json.loads(coco.read_text())
+    data["annotations"][5]["category_id"] = 2
+    data["images"][2]["file_name"] = "X.png"
+    coco.write_text(json.dumps(data))
+    result = _run([root, "--verify", "-mp", root / "classes.yaml", "-i", sample / "images"])
+    assert result.exit_code == 1
+    assert result.output == ("labels_gt: 3 frames, 329 boxes, 4 formats (coco, dota, labelme, yolo)\n\n"
+                             "FAILED with 4 problems:\n"
+                             "  labels_gt/P0168: labelme has 35 boxes, yolo has 36\n"
+                             "  labels_gt/coco: missing frames ['P1888']\n"
+                             "  labels_gt/coco: unexpected frames ['X']\n"
+                             "  labels_gt/P0168#5: coco class 1 != yolo class 0\n")
+    if REFERENCE_PYTHON.is_file():
+        done = subprocess.run([str(REFERENCE_PYTHON), "-c", REFERENCE_DRIVER, str(root), "--verify", "-mp",
+                               str(root / "classes.yaml"), "-i", str(sample / "images")],
+                              capture_output=True, text=True, timeout=120, cwd=root)
+        assert (done.returncode, done.stdout) == (1, result.output)
