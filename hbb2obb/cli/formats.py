@@ -42,8 +42,7 @@ def _check_precision(precision, normalize: bool) -> None:
 
 
 def _sizes(images, img_width, img_height) -> ImageSizes:
-    if (img_width is None) != (img_height is None):
-        img_width = img_height = None  # as the reference: one of the two alone is not a size
+    """Sizes from the images, or one for all frames (the reference ignores -iw without -ih: we stop)."""
     return ImageSizes(images, img_width, img_height)
 
 
@@ -61,10 +60,8 @@ def _verify(source: Path, map_path, images, img_width, img_height) -> None:
 
 
 def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
-    with progress_bar(1, "Reading", no_bar, unit="set") as bar:
-        label_set = read_set(source, src_format, label_map=label_map, sizes=sizes, strict=True)
-        bar.update()
-    return label_set
+    with progress_bar(None, "Reading", no_bar, unit="file") as bar:
+        return read_set(source, src_format, label_map=label_map, sizes=sizes, strict=True, progress=bar.update)
 
 
 @multi_value_command({"targets": str}, name=PROGRAM)

@@ -78,23 +78,47 @@ def canonical(boxes: Boxes, precision: int = DEFAULT_PRECISION) -> Boxes:
     Rounding twice (full precision to integer in one format, two decimals to integer in another)
     disagrees wherever a value lands on a half, so the integer formats must all start from one
     rounding. ``np.round`` rounds halves to even, as the reference tool does.
+
+    Examples
+    --------
+    >>> b = Boxes(corners=[[[0.125, 0], [4.004, 0], [4.004, 2.5], [0.125, 2.5]]], class_id=[0])
+    >>> canonical(b).corners[0, :2].tolist()
+    [[0.12, 0.0], [4.0, 0.0]]
     """
     return boxes.with_corners(np.round(boxes.corners, precision))
 
 
 def integer_corners(corners: np.ndarray) -> np.ndarray:
-    """Corners as integers, halves to even (Python's ``round``), shape kept."""
+    """Corners as integers, halves to even (Python's ``round``), shape kept.
+
+    Examples
+    --------
+    >>> integer_corners(np.array([[0.5, 1.5], [2.5, -0.5]])).tolist()
+    [[0, 2], [2, 0]]
+    """
     return np.rint(corners).astype(np.int64)
 
 
 def integer_envelope(corners: np.ndarray) -> np.ndarray:
-    """``(n, 4)`` integer ``x0 y0 x1 y1``: the envelope rounded from the same values as the corners."""
+    """``(n, 4)`` integer ``x0 y0 x1 y1``: the envelope rounded from the same values as the corners.
+
+    Examples
+    --------
+    >>> integer_envelope(np.array([[[1.4, 2.6], [5.5, 2.0], [4.0, 7.5], [0.2, 6.0]]])).tolist()
+    [[0, 2, 6, 8]]
+    """
     envelope = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
     return np.rint(envelope).astype(np.int64)
 
 
 def is_axis_aligned(corners: np.ndarray) -> np.ndarray:
-    """Per box: whether its four corners use two x and two y values (to 1e-6 px)."""
+    """Per box: whether its four corners use at most two x and two y values (to 1e-6 px).
+
+    Examples
+    --------
+    >>> is_axis_aligned(np.array([[[0, 0], [2, 0], [2, 1], [0, 1]], [[0, 0], [2, 1], [1, 3], [-1, 2]]])).tolist()
+    [True, False]
+    """
     rounded = np.sort(np.round(corners, 6), axis=1)
     distinct = 1 + np.count_nonzero(np.diff(rounded, axis=1), axis=1)  # (n, 2): distinct x and y values
     return (distinct <= 2).all(axis=1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -188,7 +188,8 @@ def _read_yolo(path: Path, size, strict: bool) -> FrameLabels:
 
 
 def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dict] = None,
-             sizes: Optional[ImageSizes] = None, strict: bool = True) -> LabelSet:
+             sizes: Optional[ImageSizes] = None, strict: bool = True,
+             progress: Optional[Callable[[int], None]] = None) -> LabelSet:
     """Read a whole set: a folder of per-frame files, or a COCO ``.json``.
 
     Parameters
@@ -202,6 +203,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         Frame sizes for normalized YOLO; a size the file records (COCO, VOC, LabelMe) wins.
     strict : bool
         Ground truth (raise at the first broken line) or predictions (skip and list).
+    progress : callable, optional
+        Called with 1 after each file read.
 
     Returns
     -------
@@ -220,6 +223,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
             if path is None:
                 raise InputError(f"{source}: no COCO .json file found")
         frames, names, problems = read_coco(path, strict=strict, label_map=label_map)
+        if progress:
+            progress(1)
         frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
         return LabelSet(fmt, tuple(frames), names, problems)
     if not source.is_dir():
@@ -245,6 +250,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         if frame.size is None:
             frame = frame.with_size(size)
         frames.append(frame)
+        if progress:
+            progress(1)
     names = label_map or discovered
     problems = tuple(problem for frame in frames for problem in frame.problems)
     chosen = set(paths)

@@ -202,3 +202,15 @@ def test_verify_reports_box_counts_and_frames_as_the_reference_does(tmp_path):
                                str(root / "classes.yaml"), "-i", str(sample / "images")],
                               capture_output=True, text=True, timeout=120, cwd=root)
         assert (done.returncode, done.stdout) == (1, result.output)
+
+
+def test_a_width_without_a_height_is_a_usage_error(write_labels):
+    root = write_labels({"gt/a.txt": "0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3\n"})
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-o", str(root / "o")])
+    assert result.exit_code == 2 and "--img_width and --img_height must be given together" in result.output
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-ih", "50", "-o", str(root / "o")])
+    assert result.exit_code == 0
+    import json
+
+    annotation = json.loads((root / "o" / "coco_annotations_hbb.json").read_text())["annotations"][0]
+    assert annotation["bbox"] == [10, 5, 40, 10]  # normalized YOLO scaled by 100 x 50

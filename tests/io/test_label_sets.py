@@ -158,3 +158,12 @@ def test_labelme_and_voc_readers_name_the_broken_shape(write_labels):
 def test_axis_aligned_test_matches_the_reference_rule():
     square = np.array([[[0, 0], [2, 0], [2, 2], [0, 2]], [[0, 0], [2, 1], [1, 3], [-1, 2]]], dtype=float)
     assert is_axis_aligned(square).tolist() == [True, False]
+
+
+def test_docstring_examples():
+    import doctest
+
+    import hbb2obb.io.frame_labels as module
+
+    result = doctest.testmod(module, verbose=False)
+    assert result.attempted >= 4 and result.failed == 0
