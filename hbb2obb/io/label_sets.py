@@ -230,6 +230,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt)
+    if not paths:
+        raise InputError(f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else DOTA_EXT + ' or .txt'})")
     frames = []
     if fmt == "dota" and not label_map:
         raise InputError(f"{source}: DOTA files name their classes; give the label map (-mp/--map_path)")

@@ -155,3 +155,9 @@ def test_the_sizes_a_coco_file_records_stand_in_for_images(sample_dir, songdo_co
     assert code == 0, err
     assert json.loads(out) == with_images and "normalized" not in err
     assert with_images["total_edge_cases"] >= 0 and with_images["total_matches"] > 100
+
+
+def test_a_named_format_with_no_files_of_it_is_an_input_error(write_labels):
+    root = write_labels({"gt/a.txt": rect(10, 10, 20, 10) + "\n", "pred/a.txt": rect(10, 10, 20, 10) + "\n"})
+    code, out, err = _invoke(eval_main, [root / "gt", root / "pred", "--pred_format", "voc", "-nb"])
+    assert code == 2 and out == "" and f"{root / 'pred'}: no voc label files (.xml)" in err
