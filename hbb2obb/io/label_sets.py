@@ -182,9 +182,25 @@ def _read_yolo(path: Path, size, strict: bool) -> FrameLabels:
             if size is None:
                 raise InputError(f"{path}: normalized coordinates need the frame size (give -i IMAGES or -iw/-ih)")
             boxes = boxes.with_corners(boxes.corners * np.array(size, dtype=np.float64))
+    if boxes.score is None and len(boxes):
+        _no_partial_confidence(path, set(boxes.line.tolist()))
     boxes = type(boxes)(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score, line=boxes.line,
                         difficult=np.zeros(len(boxes), dtype=bool))
     return FrameLabels(path.stem, boxes, size, path, label_file.problems)
+
+
+def _no_partial_confidence(path: Path, good_lines: set) -> None:
+    """:class:`InputError` when some box lines carry a confidence and others do not.
+
+    The readers keep a confidence only when every box has one; converting such a file would
+    drop the scores it does have without a word.
+    """
+    counts = {number: len(fields) for number, fields in split_lines(path) if number in good_lines}
+    scored = [n for n, c in counts.items() if c in (6, 10)]
+    plain = [n for n, c in counts.items() if c in (5, 9)]
+    if scored and plain:
+        raise InputError(f"{path}:{plain[0]}: no confidence column, while line {scored[0]} has one "
+                         "(give every box of the file a confidence, or none)")
 
 
 def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dict] = None,

@@ -167,3 +167,14 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, verbose=False)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_a_confidence_on_some_lines_only_is_an_error_not_a_silent_drop(write_labels):
+    root = write_labels({"obb/a.txt": "0 1 1 5 1 5 3 1 3 0.9\n0 1 1 5 1 5 3 1 3\n",
+                         "hbb/a.txt": "0 5 5 2 2\n0 5 5 2 2 0.4\n",
+                         "ok/a.txt": "0 1 1 5 1 5 3 1 3 0.9\n0 2 1 5 1 5 3 1 3 0.25\n"})
+    with pytest.raises(InputError, match=r"a\.txt:2: no confidence column, while line 1 has one"):
+        read_set(root / "obb", "yolo")
+    with pytest.raises(InputError, match=r"a\.txt:1: no confidence column, while line 2 has one"):
+        read_set(root / "hbb", "yolo")
+    assert read_set(root / "ok", "yolo").frames[0].boxes.score.tolist() == [0.9, 0.25]
