@@ -70,35 +70,34 @@ def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
 NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
 
 
-def _side_format(path: Path, fmt: Optional[str], role: str) -> Optional[str]:
-    """The format to read a side in, or ``None`` for the ``NAME.txt`` batch reader.
+def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes) -> tuple[dict, tuple, bool]:
+    """One side's label files: ``({stem: entry}, skipped lines, whether it is the batch reader's)``.
 
-    A folder holding ``.txt`` files is read as it always was (YOLO-OBB or DOTA by content,
-    without a look at every file first); a file, or a folder of ``.xml``, ``.json`` or
-    ``.dota`` files, is detected (:func:`~hbb2obb.io.label_sets.detect_format`).
+    A folder holding ``.txt`` files is listed for the batch reader as it always was (YOLO-OBB or
+    DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
+    label files at all. A file, or a folder of ``.xml``, ``.json`` or ``.dota`` files, is
+    detected (:func:`~hbb2obb.io.label_sets.detect_format`) and read whole: its entries are
+    ``(FrameLabels, 0)`` instead of ``(path, bytes)``.
     """
-    from hbb2obb.io.label_sets import ALL_FORMATS, detect_format
+    from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
 
     if fmt is not None and fmt not in ALL_FORMATS:
         raise InputError(f"unknown {role} format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
-    if not path.exists():
-        raise InputError(f"{path}: {role} folder not found")
-    if path.is_dir():
-        if fmt in NATIVE_FORMATS and any(path.glob(f"*{LABEL_SUFFIX}")):
-            return None
+    if path.is_dir() and fmt in (None, *NATIVE_FORMATS):
+        files = _label_files(path, role)
+        if files:
+            return files, (), True
         if fmt is None:
-            with os.scandir(path) as entries:
-                if any(e.name.endswith(LABEL_SUFFIX) for e in entries):
-                    return None
-    return fmt or detect_format(path)
-
-
-def _read_side(path: Path, fmt: str, strict: bool, label_map, sizes) -> tuple[dict, tuple]:
-    """``{stem: (FrameLabels, bytes)}`` of a set read whole, and its skipped lines."""
-    from hbb2obb.io.label_sets import read_set
-
+            present = formats_present(path)
+            if not present:
+                return files, (), True  # no labels at all: paired as before (every frame missing)
+            fmt = present[0]
+    elif not path.exists():
+        raise InputError(f"{path}: {role} folder not found")
+    elif fmt is None:
+        fmt = detect_format(path)
     label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
-    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems
+    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
@@ -121,18 +120,9 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         Class names and frame sizes for the sides read whole.
     """
     gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
-    gt_kind = _side_format(gt_dir, gt_format, "ground-truth")
-    pred_kind = _side_format(pred_dir, pred_format, "prediction")
-    pred_problems: tuple = ()
-    if gt_kind is None:
-        gt_files = _label_files(gt_dir, "ground-truth")
-    else:
-        gt_files, _ = _read_side(gt_dir, gt_kind, True, label_map, sizes)
-    if pred_kind is None:
-        pred_files = _label_files(pred_dir, "prediction")
-    else:
-        pred_files, pred_problems = _read_side(pred_dir, pred_kind, False, label_map, sizes)
-    if gt_kind is None and pred_kind is None:
+    gt_files, _, gt_listed = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
+    pred_files, pred_problems, pred_listed = _side(pred_dir, pred_format, "prediction", False, label_map, sizes)
+    if gt_listed and pred_listed:
         return _pair(gt_files, pred_files, pred_dir, missing_pred)
     return _pair_read(gt_files, pred_files, pred_dir, missing_pred, pred_problems)
 

@@ -161,3 +161,11 @@ def test_a_named_format_with_no_files_of_it_is_an_input_error(write_labels):
     root = write_labels({"gt/a.txt": rect(10, 10, 20, 10) + "\n", "pred/a.txt": rect(10, 10, 20, 10) + "\n"})
     code, out, err = _invoke(eval_main, [root / "gt", root / "pred", "--pred_format", "voc", "-nb"])
     assert code == 2 and out == "" and f"{root / 'pred'}: no voc label files (.xml)" in err
+
+
+def test_an_empty_prediction_folder_is_paired_as_before(write_labels):
+    root = write_labels({"gt/a.txt": rect(10, 10, 20, 10) + "\n"})
+    (root / "pred").mkdir()
+    code, out, err = _invoke(eval_main, [root / "gt", root / "pred", "--json", "-nb"])
+    assert code == 0 and "no prediction file for a.txt: frame skipped" in err
+    assert json.loads(out)["missing_pred_files"] == 1
