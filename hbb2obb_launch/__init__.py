@@ -127,3 +127,8 @@ def analyze() -> None:
 def optimize() -> None:
     """``hbb2obb-optimize``."""
     return _launch("hbb2obb.cli.optimize", "main")
+
+
+def convert_formats() -> None:
+    """``hbb2obb-convert``: annotations between label formats."""
+    return _launch("hbb2obb.cli.formats", "main")

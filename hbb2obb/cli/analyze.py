@@ -18,13 +18,14 @@ from hbb2obb.analysis.cuts import (
 )
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
-from hbb2obb.cli.eval import evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
+from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, emit_worst_sheets, overlay_options
 from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.report.pairs import check_pairs_path
 
 PROGRAM = "hbb2obb-analyze"
 MIN_BOOTSTRAP = 100
@@ -87,7 +88,8 @@ def _write_outputs(out_dir: Path, data: dict, names) -> None:
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir, worst, baseline_dir,
          overlay, overlay_size,
-         seed, n_boot, one_to_one, spatial_threshold, missing_pred, jobs, no_bar):
+         seed, n_boot, one_to_one, spatial_threshold, missing_pred, jobs, no_bar, gt_format, pred_format,
+         pairs_path):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -107,8 +109,13 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating")
+    if pairs_path is not None:
+        check_pairs_path(pairs_path)
+    formats = (gt_format, pred_format)
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats)
     warnings = list(result.warnings)
+    if pairs_path is not None:
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
     flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
     warnings += flag_warnings
     props = ground_truth_properties(result.table, flags, edge_tolerance)
@@ -119,7 +126,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     identity = _identity(result, props, hbb_dir, explicit, warnings)
     comparison, names = None, None
     if baseline_dir is not None:
-        baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline")
+        baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar,
+                                     "Evaluating baseline", formats)
         warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
         comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=n_boot)

@@ -16,7 +16,9 @@ from hbb2obb.scoring.gates import check_gates, parse_gate
 from hbb2obb.scoring.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.detection_report import render_detection
+from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
 from hbb2obb.report.eval_report import render_report, render_unmatched
+from hbb2obb.report.pairs import check_pairs_path
 from hbb2obb.report.serialize import metrics_json, write_metrics
 
 PROGRAM = "hbb2obb-eval"
@@ -42,9 +44,14 @@ def evaluation_options(function):
     return function
 
 
-def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating", detection=None):
-    """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar over frames."""
-    plan = plan_any(gt_dir, pred_dir, settings.missing_pred, label_map)
+def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
+                      formats=(None, None), detection=None):
+    """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar over frames.
+
+    ``formats`` are ``--gt_format`` and ``--pred_format`` (``None``: detected).
+    """
+    plan = plan_any(gt_dir, pred_dir, settings.missing_pred, label_map, gt_format=formats[0],
+                    pred_format=formats[1], sizes=sizes)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
                                progress=bar.update, plan=plan, detection=detection)
@@ -70,6 +77,18 @@ def detection_options(function):
     return function
 
 
+def emit_pairs(path, result, gt_dir, label_map, edge_tolerance: float, spatial_threshold: float) -> list:
+    """Write the ``--pairs`` file; returns the warnings met on the way (difficult flags)."""
+    from hbb2obb.analysis.cuts import difficult_flags, ground_truth_properties
+    from hbb2obb.report.pairs import pair_columns, write_pairs
+    from hbb2obb.scoring.overlap_metrics import row_overlap
+
+    flags, warnings = difficult_flags(result.table, gt_dir, label_map)
+    properties = ground_truth_properties(result.table, flags, edge_tolerance)
+    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, spatial_threshold)))
+    return warnings
+
+
 def run_options(function):
     """Where sizes and names come from, and how a run goes: shared by eval and analyze."""
     options = [
@@ -84,6 +103,14 @@ def run_options(function):
                           "or stop."),
         click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Processes (0: all cores)."),
         click.option("-nb", "--no_bar", is_flag=True, help="No progress bar."),
+        click.option("--gt_format", type=click.Choice(FORMATS),
+                     help="Ground-truth label format [default: detected; a folder of .txt files is YOLO-OBB or "
+                          "DOTA]. COCO: give the .json file as GT_DIR."),
+        click.option("--pred_format", type=click.Choice(FORMATS),
+                     help="Prediction label format [default: detected], as --gt_format."),
+        click.option("--pairs", "pairs_path", type=click.Path(path_type=Path), metavar="FILE",
+                     help="Write the match table, one row per GT box and per unmatched prediction, "
+                          "to FILE.csv (or .parquet with pyarrow)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -120,14 +147,15 @@ spatial_threshold_option = click.option(
 def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
          img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
          overlay, overlay_size,
-         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar,
-         ap_rule, conf, max_dets, plots, no_detection):
+         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
-    Label files are paired by name; boxes are matched per frame by rotated IoU. PRED_DIR may
-    also be a DOTA Task1 submission (Task1_<class>.txt files; needs -mp). With a confidence
-    column, the report adds rotated AP (COCO and DOTA rules), precision, recall and F1. Exit
-    status: 0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
+    Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
+    be a folder of YOLO-OBB, DOTA, VOC or LabelMe files, or a COCO .json file; PRED_DIR may also
+    be a DOTA Task1 submission (Task1_<class>.txt files; needs -mp). With a confidence column,
+    the report adds rotated AP (COCO and DOTA rules), precision, recall and F1. Exit status:
+    0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """
     label_map = load_label_map(map_path)
     gates = [parse_gate(text, label_map) for text in requirements]
@@ -147,8 +175,14 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         if plots is not None:
             raise UsageError("--plots draws the detection metrics: it cannot go with --no_detection")
         detection = None
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, detection=detection)
-    warn(PROGRAM, result.warnings)
+    if pairs_path is not None:
+        check_pairs_path(pairs_path)
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
+                               formats=(gt_format, pred_format), detection=detection)
+    warnings = list(result.warnings)
+    if pairs_path is not None:
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
+    warn(PROGRAM, warnings)
     metrics = result.metrics
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])

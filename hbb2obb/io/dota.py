@@ -109,3 +109,18 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
         difficult=np.array(difficult, dtype=bool),
     )
     return LabelFile(path, boxes, tuple(sink.problems), looks_normalized(corner_array))
+
+
+def write_dota(path: str | Path, boxes: Boxes, names: dict, imagesource: str = "drone", gsd: str = "null") -> None:
+    """Write a DOTA file as the reference tool does: two header lines, then integer corners.
+
+    Corners are rounded halves to even (from :func:`~hbb2obb.io.frame_labels.canonical` values);
+    the class is named through ``names``; the difficult flag is 0 where ``boxes`` has none.
+    """
+    from hbb2obb.io.frame_labels import integer_corners
+
+    difficult = boxes.difficult if boxes.difficult is not None else np.zeros(len(boxes), dtype=bool)
+    lines = [f"imagesource:{imagesource}", f"gsd:{gsd}"]
+    for class_id, quad, flag in zip(boxes.class_id.tolist(), integer_corners(boxes.corners), difficult.tolist()):
+        lines.append(" ".join(map(str, quad.reshape(-1).tolist())) + f" {names.get(class_id, class_id)} {int(flag)}")
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -11,6 +11,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
+    NORMALIZED_LIMIT,
     LabelFile,
     ProblemSink,
     describe_bad_number,
@@ -207,7 +208,8 @@ class _FastRows:
         if file.size:
             first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
             flat = corners.reshape(-1)  # per file over all its coordinates
-            inside = (np.minimum.reduceat(flat, 8 * first) >= 0.0) & (np.maximum.reduceat(flat, 8 * first) <= 1.0)
+            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & (
+                np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)  # SPEC 1: |v| <= 2, past the edge too
             normalized[file[first]] = inside
             has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
         if width == 9:
@@ -271,7 +273,7 @@ class LabelBatch:
 
     @property
     def normalized(self) -> list:
-        """Per file: whether every coordinate lies in [0, 1]; ``None`` for a file with no boxes."""
+        """Per file: whether every |coordinate| is at most 2 (SPEC 1); ``None`` for a file with no boxes."""
         return [_as_flag(code) for code in self.rows.normalized.tolist()]
 
     def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:

@@ -295,6 +295,8 @@ def evaluate_frames(
     progress: Optional[Callable[[int], None]] = None,
     plan: Optional[FramePlan] = None,
     detection: Optional[DetectionParams] = None,
+    gt_format: Optional[str] = None,
+    pred_format: Optional[str] = None,
 ) -> EvaluationResult:
     """Pair, load and match every frame; the accumulated result of a whole run.
 
@@ -312,15 +314,20 @@ def evaluate_frames(
     progress : callable, optional
         Called with the number of frames finished since the last call.
     plan : FramePlan, optional
-        A pairing already made by :func:`plan_frames` (or :func:`~hbb2obb.scoring.frames.plan_any`).
+        A pairing already made by :func:`~hbb2obb.scoring.frames.plan_any` (or :func:`plan_frames`).
     detection : DetectionParams, optional
         Also compute the detection metrics (precision, recall, AP): the result keeps every
         same-frame pair with positive IoU for them.
+    gt_format, pred_format : str, optional
+        Label format of each side (``yolo dota voc coco labelme``); detected when omitted. A
+        COCO side is its ``.json`` file; a DOTA Task1 submission folder is detected as such.
     """
     sizes = sizes or ImageSizes()
-    if settings.exclude_edge_cases and not sizes.known:
+    plan = plan or plan_any(gt_dir, pred_dir, settings.missing_pred, label_map, gt_format=gt_format,
+                            pred_format=pred_format, sizes=sizes)
+    recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
+    if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
-    plan = plan or plan_any(gt_dir, pred_dir, settings.missing_pred, label_map)
     specs = list(plan.frames)
     batches = _batches(specs)
     jobs = resolve_jobs(jobs)
@@ -344,7 +351,8 @@ def evaluate_frames(
             health.add(chunk_health)
             if progress:
                 progress(len(batch))
-    health.skipped_pred_lines += len(plan.pred_problems)  # a submission's broken rows, read when planning
+    # broken rows of predictions read whole when planning (a Task1 submission, a COCO file, ...)
+    health.skipped_pred_lines += len(plan.pred_problems)
     health.problems.extend(plan.pred_problems)
     pairs = _join_pairs(chunks)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs)
@@ -373,7 +381,7 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     if "mixed" in sides:
         out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
                     "pixels: give --img_source or --img_width/--img_height to scale them, or the scores mean nothing"))
-    elif sides and not sizes.known:
+    elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in result.plan.frames):
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
     health = result.health
@@ -451,8 +459,13 @@ def evaluate_obb(
     ap_rule: str = "voc07",
     conf: Optional[float] = None,
     max_dets: int = 100,
+    gt_format: Optional[str] = None,
+    pred_format: Optional[str] = None,
 ) -> dict:
     """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
+
+    Either side may be in any label format (``gt_format``/``pred_format``: ``yolo dota voc coco
+    labelme``, detected when omitted; a COCO side is its ``.json`` file).
 
     The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
     calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
@@ -498,7 +511,7 @@ def evaluate_obb(
     label_map = load_label_map(map_path)
     params = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf) if detection else None
     result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                             detection=params)
+                             detection=params, gt_format=gt_format, pred_format=pred_format)
     for _, message in result.warnings:
         warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
     return result.metrics

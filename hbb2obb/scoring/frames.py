@@ -13,7 +13,7 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
-from hbb2obb.io.yolo_obb import read_obb_batch
+from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
@@ -32,6 +32,9 @@ class FrameSpec:
     gt_file: str
     pred_file: Optional[str]
     label_bytes: int = 0
+    gt_boxes: Optional[Boxes] = None  # read already (COCO, LabelMe, VOC, .dota sets): not read from gt_file
+    pred_boxes: Optional[Boxes] = None
+    recorded_size: Optional[tuple] = None  # (width, height) a COCO, VOC or LabelMe file gives the frame
 
     @property
     def gt_path(self) -> Path:
@@ -54,8 +57,8 @@ class FramePlan:
     frames: tuple[FrameSpec, ...]
     missing_pred: tuple[Path, ...]
     orphan_pred: tuple[Path, ...]
+    pred_problems: tuple = ()  # skipped lines of predictions read with the plan (sets read whole, Task1)
     pred_boxes: Optional[dict] = None
-    pred_problems: tuple = ()
     orphan_images: tuple = ()
     pred_source: Optional[Path] = None
 
@@ -78,17 +81,96 @@ def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
     return {name[: -len(LABEL_SUFFIX)]: (prefix + name, size) for name, size in found}
 
 
-def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
+NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
+
+
+def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes) -> tuple[dict, tuple, bool]:
+    """One side's label files: ``({stem: entry}, skipped lines, whether it is the batch reader's)``.
+
+    A folder holding ``.txt`` files is listed for the batch reader as it always was (YOLO-OBB or
+    DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
+    label files at all. A file, or a folder of ``.xml``, ``.json`` or ``.dota`` files, is
+    detected (:func:`~hbb2obb.io.label_sets.detect_format`) and read whole: its entries are
+    ``(FrameLabels, 0)`` instead of ``(path, bytes)``.
+    """
+    from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
+
+    if fmt is not None and fmt not in ALL_FORMATS:
+        raise InputError(f"unknown {role} format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
+    if path.is_dir() and fmt in (None, *NATIVE_FORMATS):
+        files = _label_files(path, role)
+        if files:
+            return files, (), True
+        if fmt is None:
+            present = formats_present(path)
+            if not present:
+                return files, (), True  # no labels at all: paired as before (every frame missing)
+            fmt = present[0]
+    elif not path.exists():
+        raise InputError(f"{path}: {role} folder not found")
+    elif fmt is None:
+        fmt = detect_format(path)
+    label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
+    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False
+
+
+def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
+                gt_format: Optional[str] = None, pred_format: Optional[str] = None,
+                label_map: Optional[dict] = None, sizes: Optional[ImageSizes] = None) -> FramePlan:
     """Pair ``gt_dir/NAME.txt`` with ``pred_dir/NAME.txt``, sorted by name.
+
+    Either side may instead be in another format (a COCO ``.json``, a folder of LabelMe,
+    VOC or ``.dota`` files): such a side is read whole here, with the bad-input rule (ground
+    truth raises, prediction problems go to ``pred_problems``), and paired by frame name.
 
     Parameters
     ----------
     missing_pred : {"skip", "empty", "error"}
         A ground-truth file with no prediction file: leave the frame out (the reference
         behaviour), score it as a frame with no predictions, or raise :class:`InputError`.
+    gt_format, pred_format : str, optional
+        One of ``yolo dota voc coco labelme``; detected when omitted.
+    label_map, sizes
+        Class names and frame sizes for the sides read whole.
     """
-    gt_files = _label_files(Path(gt_dir), "ground-truth")
-    pred_files = _label_files(Path(pred_dir), "prediction")
+    gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
+    gt_files, _, gt_listed = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
+    pred_files, pred_problems, pred_listed = _side(pred_dir, pred_format, "prediction", False, label_map, sizes)
+    if gt_listed and pred_listed:
+        return _pair(gt_files, pred_files, pred_dir, missing_pred)
+    return _pair_read(gt_files, pred_files, pred_dir, missing_pred, pred_problems)
+
+
+def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, pred_problems) -> FramePlan:
+    """Pairing when a side was read whole: its entries are ``(FrameLabels, 0)`` instead of ``(path, bytes)``."""
+    def split(entry):
+        item, size = entry
+        if isinstance(item, str):
+            return item, None, size
+        # a frame of a COCO file is named within it: the file alone would name every frame
+        where = str(item.source) if item.source.stem == item.stem else f"{item.source}:{item.stem}"
+        return where, item.boxes, size
+
+    def recorded(name):
+        for side in (gt_files, pred_files):
+            item = side.get(name, (None,))[0]
+            if item is not None and not isinstance(item, str) and item.size is not None:
+                return tuple(float(v) for v in item.size)
+        return None
+
+    plain_gt = {name: split(entry) for name, entry in gt_files.items()}
+    plain_pred = {name: split(entry) for name, entry in pred_files.items()}
+    plan = _pair({n: (p, b) for n, (p, _, b) in plain_gt.items()},
+                 {n: (p, b) for n, (p, _, b) in plain_pred.items()}, pred_dir, missing_pred)
+    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, spec.label_bytes,
+                             plain_gt[spec.name][1],
+                             plain_pred[spec.name][1] if spec.name in plain_pred else None, recorded(spec.name))
+                   for spec in plan.frames)
+    return FramePlan(frames, plan.missing_pred, plan.orphan_pred, tuple(pred_problems))
+
+
+def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str) -> FramePlan:
+    """Frames of the names both sides have (and, by the policy, those only ground truth has)."""
     missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
@@ -106,7 +188,8 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
 
 
 def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip",
-             label_map: Optional[dict] = None) -> FramePlan:
+             label_map: Optional[dict] = None, *, gt_format: Optional[str] = None,
+             pred_format: Optional[str] = None, sizes: Optional[ImageSizes] = None) -> FramePlan:
     """:func:`plan_frames`, or, when ``pred_dir`` is a DOTA Task1 submission, its detections by frame.
 
     A folder is a submission when it holds ``Task1_<class>.txt`` files and no file named like a
@@ -115,13 +198,19 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     """
     from hbb2obb.io.dota_task1 import read_task1, task1_files
 
+    def per_frame() -> FramePlan:
+        return plan_frames(gt_dir, pred_dir, missing_pred, gt_format=gt_format, pred_format=pred_format,
+                           label_map=label_map, sizes=sizes)
+
+    if pred_format is not None or not Path(pred_dir).is_dir() or (gt_format not in (None, "yolo", "dota")):
+        return per_frame()
     task1 = task1_files(pred_dir)
-    if not task1:
-        return plan_frames(gt_dir, pred_dir, missing_pred)
+    if not task1 or not Path(gt_dir).is_dir():
+        return per_frame()
     gt_files = _label_files(Path(gt_dir), "ground-truth")
     if any(path.stem in gt_files for path in task1) or any(
             name in gt_files for name in _label_files(Path(pred_dir), "prediction")):
-        return plan_frames(gt_dir, pred_dir, missing_pred)
+        return per_frame()
     submission = read_task1(pred_dir, label_map)
     frames = tuple(FrameSpec(name, path, None, size) for name, (path, size) in gt_files.items())
     orphans = tuple(sorted(name for name in submission.boxes if name not in gt_files))
@@ -211,6 +300,8 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
             size = sizes(spec.name)
         except InputError as exc:
             return found, (index, exc)
+        if size is None:  # what the ground truth's (or predictions') file records, when no image says
+            size = spec.recorded_size
         if size is None and exclude_edge_cases:
             return found, (index, InputError(
                 f"{spec.gt_path}: frame size unknown, needed by --exclude_edge_cases (no image found)"))
@@ -228,7 +319,32 @@ def _read_frames(specs: list, label_map: Optional[dict]):
     paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
-    return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+    read = {i: boxes for i, boxes in enumerate([s.gt_boxes for s in specs] + [s.pred_boxes for s in specs])
+            if boxes is not None}
+    if not read:
+        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+    batch = read_obb_batch([None if i in read else p for i, p in enumerate(paths)], strict=strict,
+                           label_map=label_map, order=order)
+    return _with_read_boxes(batch, read)
+
+
+def _with_read_boxes(batch: LabelBatch, read: dict) -> LabelBatch:
+    """The batch with the boxes of the files read already (``{file index: Boxes}``, pixels) in their places."""
+    from hbb2obb.io.text import LabelFile
+    from hbb2obb.io.yolo_obb import _merge
+
+    files = {i: LabelFile(Path(batch.paths[i] or ""), boxes, (), False if len(boxes) else None)
+             for i, boxes in read.items()}
+    rows, _ = _merge(batch.rows, files)
+    # _merge orders rows stably by file, the batch's first: the same order carries the batch's flags
+    file = np.concatenate([batch.rows.file] + [np.full(len(b), i, dtype=np.int64) for i, b in read.items()])
+    order = np.argsort(file, kind="stable")
+    difficult = np.concatenate([batch.difficult] + [
+        np.zeros(len(b), dtype=bool) if b.difficult is None else b.difficult for b in read.values()])[order]
+    has_difficult = batch.has_difficult.copy()
+    for i, boxes in read.items():
+        has_difficult[i] = boxes.difficult is not None
+    return LabelBatch(batch.paths, rows, difficult, has_difficult, batch.problems)
 
 
 def load_frames(

@@ -413,3 +413,15 @@ def test_batch_reads_unclean_files_in_the_order_given_and_slices_equal_masks(tmp
         by_slice, by_mask = batch.boxes(slice(start, stop)), batch.boxes(mask)
         _same_label_file(LabelFile(tmp_path, by_slice), LabelFile(tmp_path, by_mask))
     assert batch.boxes(slice(3, 4)).score is None  # one of its lines has no confidence
+
+
+def test_a_normalized_box_reaching_past_the_frame_edge_keeps_its_file_normalized(tmp_path):
+    """SPEC 1: |v| <= 2 is normalized; a fitted box at the border reaches -0.004 or 1.0005."""
+    from hbb2obb.io.yolo_obb import read_obb_batch
+
+    path = tmp_path / "edge.txt"
+    path.write_text("0 0.5 0.5 0.6 0.5 0.6 0.6 0.5 0.6\n0 -0.0041 0.02 0.1 0.02 0.1 0.1 0.0 1.0005\n")
+    assert read_yolo_obb(path, strict=True).normalized is True
+    assert read_obb_batch([path], strict=True).normalized == [True]
+    path.write_text("0 2.5 0 3 0 3 1 2.5 1\n")  # beyond 2: pixels
+    assert read_yolo_obb(path, strict=True).normalized is False

@@ -1,0 +1,138 @@
+"""One frame's boxes as the format readers of whole sets return them, and the rounding they share.
+
+The per-frame readers of COCO, LabelMe and Pascal VOC know a frame's size from the file itself,
+which the YOLO and DOTA readers cannot; :class:`FrameLabels` carries the boxes together with that
+size and the file they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from hbb2obb.boxes import Boxes
+from hbb2obb.errors import InputError
+
+DEFAULT_PRECISION = 2  # decimals of a pixel every integer format is derived from (the reference's)
+
+
+@dataclass(frozen=True)
+class FrameLabels:
+    """The boxes of one frame in pixels, with its size when known.
+
+    Attributes
+    ----------
+    stem : str
+        The frame's name (image file name without suffix).
+    boxes : Boxes
+        Absolute pixel corners; ``difficult`` always set (0 where the format cannot carry it);
+        ``line`` the 1-based line, shape, object or annotation position in the source.
+    size : (int, int) or None
+        ``(width, height)`` in pixels.
+    source : Path
+        The file the boxes were read from.
+    problems : tuple of LabelProblem
+        What was skipped (only when read with ``strict=False``).
+    """
+
+    stem: str
+    boxes: Boxes
+    size: Optional[tuple]
+    source: Path
+    problems: tuple = ()
+
+    def with_boxes(self, boxes: Boxes) -> "FrameLabels":
+        return FrameLabels(self.stem, boxes, self.size, self.source, self.problems)
+
+    def with_size(self, size: Optional[tuple]) -> "FrameLabels":
+        return FrameLabels(self.stem, self.boxes, size, self.source, self.problems)
+
+
+def make_boxes(corners: list, classes: list, lines: list, difficult: Optional[list] = None,
+               scores: Optional[list] = None) -> Boxes:
+    """:class:`Boxes` from per-box lists; ``score`` is kept only when every box has one."""
+    n = len(classes)
+    score = None
+    if scores is not None and n and all(s is not None for s in scores):
+        score = np.array(scores, dtype=np.float64)
+    return Boxes(
+        corners=np.array(corners, dtype=np.float64).reshape(-1, 4, 2),
+        class_id=np.array(classes, dtype=np.int64),
+        line=np.array(lines, dtype=np.int64),
+        difficult=np.array(difficult if difficult is not None else [False] * n, dtype=bool),
+        score=score,
+    )
+
+
+def axis_rect(x0: float, y0: float, x1: float, y1: float) -> list:
+    """An axis-aligned quad, clockwise from the top-left in image coordinates."""
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def canonical(boxes: Boxes, precision: int = DEFAULT_PRECISION) -> Boxes:
+    """The corners rounded once, to ``precision`` decimals: every output format derives from these.
+
+    Rounding twice (full precision to integer in one format, two decimals to integer in another)
+    disagrees wherever a value lands on a half, so the integer formats must all start from one
+    rounding. ``np.round`` rounds halves to even, as the reference tool does.
+
+    Examples
+    --------
+    >>> b = Boxes(corners=[[[0.125, 0], [4.004, 0], [4.004, 2.5], [0.125, 2.5]]], class_id=[0])
+    >>> canonical(b).corners[0, :2].tolist()
+    [[0.12, 0.0], [4.0, 0.0]]
+    """
+    return boxes.with_corners(np.round(boxes.corners, precision))
+
+
+def integer_corners(corners: np.ndarray) -> np.ndarray:
+    """Corners as integers, halves to even (Python's ``round``), shape kept.
+
+    Examples
+    --------
+    >>> integer_corners(np.array([[0.5, 1.5], [2.5, -0.5]])).tolist()
+    [[0, 2], [2, 0]]
+    """
+    return np.rint(corners).astype(np.int64)
+
+
+def integer_envelope(corners: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` integer ``x0 y0 x1 y1``: the envelope rounded from the same values as the corners.
+
+    Examples
+    --------
+    >>> integer_envelope(np.array([[[1.4, 2.6], [5.5, 2.0], [4.0, 7.5], [0.2, 6.0]]])).tolist()
+    [[0, 2, 6, 8]]
+    """
+    envelope = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
+    return np.rint(envelope).astype(np.int64)
+
+
+def is_axis_aligned(corners: np.ndarray) -> np.ndarray:
+    """Per box: whether its four corners use at most two x and two y values (to 1e-6 px).
+
+    Examples
+    --------
+    >>> is_axis_aligned(np.array([[[0, 0], [2, 0], [2, 1], [0, 1]], [[0, 0], [2, 1], [1, 3], [-1, 2]]])).tolist()
+    [True, False]
+    """
+    rounded = np.sort(np.round(corners, 6), axis=1)
+    distinct = 1 + np.count_nonzero(np.diff(rounded, axis=1), axis=1)  # (n, 2): distinct x and y values
+    return (distinct <= 2).all(axis=1)
+
+
+def pixel_size(size: Optional[tuple], frame: str, what: str) -> tuple[int, int]:
+    """A frame's size as integers, or :class:`InputError` when the format needs it and it is unknown."""
+    if size is None or not size[0] or not size[1]:
+        raise InputError(f"{frame}: frame size unknown, needed to write {what} (give -i IMAGES or -iw/-ih)")
+    return int(round(size[0])), int(round(size[1]))
+
+
+def names_lookup(label_map: dict) -> dict:
+    """Class name (exact, then lower-case) to class id."""
+    lookup = {name.lower(): class_id for class_id, name in label_map.items()}
+    lookup.update({name: class_id for class_id, name in label_map.items()})
+    return lookup

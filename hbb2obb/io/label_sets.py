@@ -1,0 +1,382 @@
+"""Whole label sets in any of the five formats: which format a folder holds, reading, writing.
+
+=========  ===  ===  ==============================================================
+format     HBB  OBB  files
+=========  ===  ===  ==============================================================
+yolo       yes  yes  ``NAME.txt``: ``class xc yc w h`` or ``class x1 y1 ... x4 y4``
+dota            yes  ``NAME.dota`` (or DOTA ``.txt``): ``x1 y1 ... x4 y4 name difficult``
+voc        yes       ``NAME.xml``: Pascal VOC, integer ``<bndbox>``
+coco       yes  yes  one ``.json`` for the set: 8-number ``segmentation`` and ``bbox``
+labelme    yes  yes  ``NAME.json``: LabelMe shapes of 2 or 4 points
+=========  ===  ===  ==============================================================
+
+Detection and file selection follow the reference converter (``hbb2obb.formats`` 1.12.0): a
+folder's format is the first of the order above that it holds, so canonical YOLO wins over the
+rounded copies shipped beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.coco import is_coco, read_coco, write_coco
+from hbb2obb.io.dota import read_dota, write_dota
+from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
+from hbb2obb.io.images import ImageSizes
+from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
+from hbb2obb.io.labelmap import load_label_map
+from hbb2obb.io.text import parse_number, split_lines
+from hbb2obb.io.voc import read_voc, voc_names, write_voc
+from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
+from hbb2obb.io.yolo_obb import read_yolo_obb
+
+ALL_FORMATS = ("yolo", "dota", "voc", "coco", "labelme")
+OBB_FORMATS = ("yolo", "dota", "coco", "labelme")
+HBB_FORMATS = ("yolo", "voc", "coco", "labelme")
+EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json"}
+DOTA_EXT = ".dota"
+NORMALIZED_LIMIT = 2.0  # the reference converter's rule: no coordinate beyond 2 means normalized
+DEFAULT_NORMALIZED_PRECISION = 10
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """A whole set of frames read from one format.
+
+    Attributes
+    ----------
+    format : str
+    frames : tuple of FrameLabels
+        Sorted by file name (COCO: in the order of its ``images``).
+    names : dict of int to str
+    problems : tuple of LabelProblem
+        Skipped lines or annotations of the whole set (``strict=False`` only).
+    ignored : tuple of Path
+        Files with the format's suffix that are no label file of any format (a ``README.txt``).
+    """
+
+    format: str
+    frames: tuple
+    names: dict
+    problems: tuple = ()
+    ignored: tuple = ()
+
+    @property
+    def box_count(self) -> int:
+        return sum(len(frame.boxes) for frame in self.frames)
+
+
+def _json_kind(path: Path) -> Optional[str]:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    return "coco" if is_coco(data) else "labelme" if is_labelme(data) else None
+
+
+def sniff_format(path: Path) -> Optional[str]:
+    """The format of one file, or ``None`` when it is not a label file (a README, a names.txt).
+
+    ``.xml`` is VOC and ``.dota`` DOTA; ``.json`` is COCO with its three keys, else LabelMe with
+    ``shapes``; ``.txt`` is DOTA when the ninth field of its first box line is a word, YOLO when
+    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO). Only the first line decides, so
+    a label file broken further down is read, and its broken line reported, rather than passed
+    over as not being labels.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".xml":
+        return "voc"
+    if suffix == DOTA_EXT:
+        return "dota"
+    if suffix == ".json":
+        return _json_kind(path)
+    if suffix != ".txt":
+        return None
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or ":" in fields[0]:  # blank, or a DOTA header line
+            continue
+        if len(fields) >= 9 and parse_number(fields[8]) is None:
+            return "dota"
+        if len(fields) not in (5, 6, 9, 10) or any(parse_number(f) is None for f in fields):
+            return None
+        return "yolo"
+    return "yolo"
+
+
+def label_files(folder: Path, fmt: str) -> list[Path]:
+    """The files of one format in a folder, sorted by name (DOTA: ``.dota`` ones first, else DOTA ``.txt``)."""
+    if fmt == "dota":
+        dota = sorted(folder.glob(f"*{DOTA_EXT}"))
+        if dota:
+            return dota
+    return [p for p in sorted(folder.glob(f"*{EXTENSIONS[fmt]}")) if p.is_file() and sniff_format(p) == fmt]
+
+
+def formats_present(path: Path) -> list[str]:
+    """Every format a folder holds files of, in :data:`ALL_FORMATS` order; a file's own format."""
+    path = Path(path)
+    if path.is_dir():
+        return [fmt for fmt in ALL_FORMATS if label_files(path, fmt)]
+    fmt = sniff_format(path) if path.is_file() else None
+    return [fmt] if fmt else []
+
+
+def detect_format(path: Path) -> str:
+    """The format of a file or folder; :class:`InputError` when it holds no label files."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder")
+    present = formats_present(path)
+    if present:
+        return present[0]
+    raise InputError(f"{path}: no label files found" if path.is_dir() else f"{path}: cannot tell its label format")
+
+
+def resolve_names(map_path: Optional[Path], source: Path) -> dict:
+    """The label map: ``--map_path``, else ``names.txt`` or ``classes.yaml`` beside the source or one up.
+
+    Returns ``{}`` when none is found (the format's own names are used then).
+    """
+    if map_path is not None:
+        return load_label_map(map_path)
+    root = source if source.is_dir() else source.parent
+    for folder in (root, root.parent):
+        names_txt = folder / "names.txt"
+        if names_txt.is_file():
+            return dict(enumerate(names_txt.read_text(encoding="utf-8").split()))
+        classes = folder / "classes.yaml"
+        if classes.is_file():
+            found = load_label_map(classes)
+            if found:
+                return found
+    return {}
+
+
+def _integer_size(size):
+    if size is None:
+        return None
+    return tuple(int(v) if float(v).is_integer() else v for v in size)
+
+
+def _read_yolo(path: Path, size, strict: bool) -> FrameLabels:
+    """A YOLO file, HBB or OBB by its first line's field count, in pixels."""
+    first = next((fields for _, fields in split_lines(path)), [])
+    if len(first) in (5, 6):
+        label_file = read_yolo_hbb_pixels(path, size, strict=strict, normalized_limit=NORMALIZED_LIMIT)
+        boxes = label_file.boxes
+    else:
+        label_file = read_yolo_obb(path, strict=strict)
+        boxes = label_file.boxes
+        if len(boxes) and np.abs(boxes.corners).max() <= NORMALIZED_LIMIT:
+            if size is None:
+                raise InputError(f"{path}: normalized coordinates need the frame size (give -i IMAGES or -iw/-ih)")
+            boxes = boxes.with_corners(boxes.corners * np.array(size, dtype=np.float64))
+    if boxes.score is None and len(boxes):
+        _no_partial_confidence(path, set(boxes.line.tolist()))
+    boxes = type(boxes)(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score, line=boxes.line,
+                        difficult=np.zeros(len(boxes), dtype=bool))
+    return FrameLabels(path.stem, boxes, size, path, label_file.problems)
+
+
+def _no_partial_confidence(path: Path, good_lines: set) -> None:
+    """:class:`InputError` when some box lines carry a confidence and others do not.
+
+    The readers keep a confidence only when every box has one; converting such a file would
+    drop the scores it does have without a word.
+    """
+    counts = {number: len(fields) for number, fields in split_lines(path) if number in good_lines}
+    scored = [n for n, c in counts.items() if c in (6, 10)]
+    plain = [n for n, c in counts.items() if c in (5, 9)]
+    if scored and plain:
+        raise InputError(f"{path}:{plain[0]}: no confidence column, while line {scored[0]} has one "
+                         "(give every box of the file a confidence, or none)")
+
+
+def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dict] = None,
+             sizes: Optional[ImageSizes] = None, strict: bool = True,
+             progress: Optional[Callable[[int], None]] = None) -> LabelSet:
+    """Read a whole set: a folder of per-frame files, or a COCO ``.json``.
+
+    Parameters
+    ----------
+    source : Path
+    fmt : str, optional
+        One of :data:`ALL_FORMATS`; detected when omitted.
+    label_map : dict of int to str, optional
+        Class names: needed for DOTA; pins the ids of COCO, LabelMe and VOC names.
+    sizes : ImageSizes, optional
+        Frame sizes for normalized YOLO; a size the file records (COCO, VOC, LabelMe) wins.
+    strict : bool
+        Ground truth (raise at the first broken line) or predictions (skip and list).
+    progress : callable, optional
+        Called with 1 after each file read.
+
+    Returns
+    -------
+    LabelSet
+    """
+    source = Path(source)
+    fmt = fmt or detect_format(source)
+    if fmt not in ALL_FORMATS:
+        raise UsageError(f"unknown label format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
+    sizes = sizes or ImageSizes()
+    label_map = dict(label_map or {})
+    if fmt == "coco":
+        path = source
+        if source.is_dir():
+            path = next((p for p in sorted(source.glob("*.json")) if sniff_format(p) == "coco"), None)
+            if path is None:
+                raise InputError(f"{source}: no COCO .json file found")
+        frames, names, problems = read_coco(path, strict=strict, label_map=label_map)
+        if progress:
+            progress(1)
+        frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
+        return LabelSet(fmt, tuple(frames), names, problems)
+    if not source.is_dir():
+        raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
+    paths = label_files(source, fmt)
+    if not paths:
+        raise InputError(f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else DOTA_EXT + ' or .txt'})")
+    frames = []
+    if fmt == "dota" and not label_map:
+        raise InputError(f"{source}: DOTA files name their classes; give the label map (-mp/--map_path)")
+    if fmt == "voc" and not label_map:
+        label_map = voc_names(paths)
+    discovered: dict = {}
+    for path in paths:
+        size = _integer_size(sizes(path.stem))
+        if fmt == "yolo":
+            frame = _read_yolo(path, size, strict)
+        elif fmt == "dota":
+            label_file = read_dota(path, strict=strict, label_map=label_map)
+            frame = FrameLabels(path.stem, label_file.boxes, size, path, label_file.problems)
+        elif fmt == "voc":
+            frame = read_voc(path, strict=strict, label_map=label_map)
+        else:
+            frame = read_labelme(path, strict=strict, label_map=label_map or None, discovered=discovered)
+        if frame.size is None:
+            frame = frame.with_size(size)
+        frames.append(frame)
+        if progress:
+            progress(1)
+    names = label_map or discovered
+    problems = tuple(problem for frame in frames for problem in frame.problems)
+    chosen = set(paths)
+    ignored = tuple(p for p in sorted(source.glob(f"*{EXTENSIONS[fmt]}"))
+                    if p not in chosen and p.is_file() and sniff_format(p) is None)
+    return LabelSet(fmt, tuple(frames), names, problems, ignored)
+
+
+def set_kind(label_set: LabelSet) -> str:
+    """``"obb"`` when any box is rotated, else ``"hbb"``."""
+    from hbb2obb.io.frame_labels import is_axis_aligned
+
+    rotated = any(len(f.boxes) and not is_axis_aligned(f.boxes.corners).all() for f in label_set.frames)
+    return "obb" if rotated else "hbb"
+
+
+def canonical_set(label_set: LabelSet, precision: int = DEFAULT_PRECISION) -> LabelSet:
+    """Every box rounded once (:func:`~hbb2obb.io.frame_labels.canonical`): what every writer takes."""
+    frames = tuple(frame.with_boxes(canonical(frame.boxes, precision)) for frame in label_set.frames)
+    return LabelSet(label_set.format, frames, label_set.names, label_set.problems, label_set.ignored)
+
+
+def complete_names(names: dict, label_set: LabelSet) -> dict:
+    """The names, with ``class_N`` for any class id a box uses that the names lack."""
+    used = {int(c) for frame in label_set.frames for c in frame.boxes.class_id.tolist()}
+    return {**{c: f"class_{c}" for c in used if c not in names}, **names}
+
+
+def output_paths(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, dota_ext: str = DOTA_EXT,
+                 coco_name: Optional[str] = None) -> list[Path]:
+    """The files :func:`write_set` would write."""
+    if fmt == "coco":
+        return [dest / (coco_name or f"coco_annotations_{kind}.json")]
+    suffix = {"yolo": ".txt", "dota": dota_ext, "voc": ".xml", "labelme": ".json"}[fmt]
+    return [dest / f"{frame.stem}{suffix}" for frame in label_set.frames]
+
+
+def refuse_overwrite(label_set: LabelSet, fmt: str, paths) -> None:
+    """:class:`InputError` when any of ``paths`` is a file the set was read from."""
+    sources = {frame.source.resolve() for frame in label_set.frames}
+    clash = next((p for p in paths if p.resolve() in sources), None)
+    if clash is not None:
+        raise InputError(f"{clash}: writing {fmt} here would overwrite the labels being converted; "
+                         "give another folder with -o/--out_dir")
+
+
+def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: dict, normalize: bool = False,
+              precision: Optional[int] = None, dota_ext: str = DOTA_EXT, coco_name: Optional[str] = None,
+              voc_database: str = "Unknown", image_ext: str = ".jpg") -> list[Path]:
+    """Write a set in one format (canonical corners expected); returns the files written.
+
+    A file the set was read from is never overwritten: :class:`InputError` before anything of
+    the format is written (give another ``dest``).
+    """
+    refuse_overwrite(label_set, fmt, output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext,
+                                                  coco_name=coco_name))
+    if kind == "obb" and fmt not in OBB_FORMATS:
+        raise UsageError(f"{fmt} cannot carry oriented boxes; for these use one of {', '.join(OBB_FORMATS)}")
+    if kind == "hbb" and fmt not in HBB_FORMATS:
+        raise UsageError(f"{fmt} cannot carry horizontal boxes; for these use one of {', '.join(HBB_FORMATS)}")
+    obb = kind == "obb"
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{dest}: cannot create ({exc.strerror})") from None
+    if fmt == "coco":
+        path = dest / (coco_name or f"coco_annotations_{kind}.json")
+        write_coco(path, label_set.frames, names, obb, image_ext=image_ext)
+        return [path]
+    if precision is None:
+        precision = DEFAULT_NORMALIZED_PRECISION if normalize else DEFAULT_PRECISION
+    written = []
+    for frame in label_set.frames:
+        if fmt == "yolo":
+            path = dest / f"{frame.stem}.txt"
+            write_yolo(path, frame.boxes, frame.size, obb=obb, normalize=normalize, precision=precision)
+        elif fmt == "dota":
+            path = dest / f"{frame.stem}{dota_ext}"
+            write_dota(path, frame.boxes, names)
+        elif fmt == "voc":
+            path = dest / f"{frame.stem}.xml"
+            write_voc(path, frame, names, image_ext=image_ext, database=voc_database)
+        else:
+            path = dest / f"{frame.stem}.json"
+            write_labelme(path, frame, names, obb, image_ext=image_ext)
+        written.append(path)
+    return written
+
+
+def copy_difficult(label_set: LabelSet, flags: LabelSet) -> tuple[LabelSet, int]:
+    """The set with each box's difficult flag taken from another reading of it, row for row.
+
+    Only DOTA and VOC carry the flag, so converting from YOLO or COCO would reset it. The two
+    readings must have the same frames and box counts; anything else is an :class:`InputError`.
+    """
+    by_stem = {frame.stem: frame for frame in flags.frames}
+    frames, count = [], 0
+    for frame in label_set.frames:
+        other = by_stem.get(frame.stem)
+        if other is None:
+            raise InputError(f"{frame.source}: no {flags.format} file for frame {frame.stem} to take difficult flags from")
+        if len(other.boxes) != len(frame.boxes):
+            raise InputError(f"{other.source}: {len(other.boxes)} boxes there, {len(frame.boxes)} in {frame.source}; "
+                             "cannot carry difficult flags row for row")
+        boxes = frame.boxes
+        flags_here = other.boxes.difficult if other.boxes.difficult is not None else np.zeros(len(boxes), dtype=bool)
+        count += int(flags_here.sum())
+        frames.append(frame.with_boxes(type(boxes)(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score,
+                                                   line=boxes.line, difficult=flags_here)))
+    return LabelSet(label_set.format, tuple(frames), label_set.names, label_set.problems), count

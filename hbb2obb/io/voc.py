@@ -1,0 +1,153 @@
+"""Pascal VOC XML: one file per frame, an ``<object>`` with an integer ``<bndbox>`` per box.
+
+Horizontal boxes only. Problems are named by the line of the ``<object>`` element.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+from xml.etree import ElementTree as ET
+from xml.parsers import expat
+
+from hbb2obb.errors import InputError
+from hbb2obb.io.frame_labels import (
+    FrameLabels,
+    axis_rect,
+    integer_envelope,
+    make_boxes,
+    names_lookup,
+    pixel_size,
+)
+from hbb2obb.io.text import ProblemSink, parse_number
+
+BOUNDS = ("xmin", "ymin", "xmax", "ymax")
+
+
+def _parse_with_lines(path: Path):
+    """The XML root, and the source line of every element (ElementTree keeps none itself)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    lines: dict[int, int] = {}
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+
+    def start(tag, attrs):
+        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(data, True)
+        root = builder.close()
+    except expat.ExpatError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid XML ({expat.ErrorString(exc.code)})") from None
+    return root, lines
+
+
+def voc_names(paths) -> dict:
+    """The class names a set of VOC files uses, first seen first, as ids 0, 1, ... (no label map)."""
+    names: dict[int, str] = {}
+    for path in paths:
+        root, _ = _parse_with_lines(Path(path))
+        for obj in root.iter("object"):
+            name = (obj.findtext("name") or "").strip()
+            if name and name not in names.values():
+                names[len(names)] = name
+    return names
+
+
+def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
+    """Read one Pascal VOC file; ``<difficult>`` becomes ``boxes.difficult``.
+
+    Parameters
+    ----------
+    path : path-like
+    strict : bool
+        Raise at the first broken ``<object>`` (ground truth) or skip and list it (predictions).
+    label_map : dict of int to str
+        ``<name>`` becomes the class id; a name the map lacks is broken (see :func:`voc_names`
+        for a set without a map).
+
+    Returns
+    -------
+    FrameLabels
+        ``boxes.line`` is the line of each ``<object>``; the size is ``<size>`` when given.
+    """
+    path = Path(path)
+    root, element_line = _parse_with_lines(path)
+    if root.tag != "annotation":
+        raise InputError(f"{path}: not a Pascal VOC file (root element <{root.tag}>, expected <annotation>)")
+    sink = ProblemSink(path, strict)
+    lookup = names_lookup(label_map)
+    corners, classes, lines, difficult = [], [], [], []
+    for obj in root.iter("object"):
+        line = element_line.get(id(obj), 0)
+        name = (obj.findtext("name") or "").strip()
+        class_id = lookup.get(name, lookup.get(name.lower()))
+        if class_id is None:
+            sink.report(line, f"class name {name!r} is not in the label map" if name else "object without <name>")
+            continue
+        box = obj.find("bndbox")
+        values = [parse_number((box.findtext(key) or "").strip()) if box is not None else None for key in BOUNDS]
+        if None in values:
+            sink.report(line, "<bndbox> needs finite numbers xmin, ymin, xmax, ymax")
+            continue
+        x0, y0, x1, y1 = values
+        if x1 < x0 or y1 < y0:
+            sink.report(line, f"<bndbox> has xmax < xmin or ymax < ymin ({x0:g} {y0:g} {x1:g} {y1:g})")
+            continue
+        flag = (obj.findtext("difficult") or "0").strip()
+        if flag not in ("0", "1"):
+            sink.report(line, f"<difficult> must be 0 or 1, found {flag!r}")
+            continue
+        corners.append(axis_rect(x0, y0, x1, y1))
+        classes.append(class_id)
+        lines.append(line)
+        difficult.append(flag == "1")
+    size = None
+    width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
+    if width and height and width > 0 and height > 0:
+        size = (int(width) if float(width).is_integer() else width, int(height) if float(height).is_integer() else height)
+    return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems))
+
+
+def write_voc(path: str | Path, frame: FrameLabels, names: dict, image_ext: str = ".jpg", folder: str = "images",
+              database: str = "Unknown", edge_tolerance: int = 1) -> None:
+    """Write one Pascal VOC file as the reference tool does.
+
+    The integer envelope of each box goes in ``<bndbox>``; ``<truncated>`` is 1 for a box within
+    ``edge_tolerance`` px of the frame's edge (``hbb2obb-eval --edge_tolerance``'s default).
+    """
+    width, height = pixel_size(frame.size, frame.stem, "Pascal VOC")
+    root = ET.Element("annotation")
+    ET.SubElement(root, "folder").text = folder
+    ET.SubElement(root, "filename").text = f"{frame.stem}{image_ext}"
+    ET.SubElement(root, "path").text = f"{folder}/{frame.stem}{image_ext}"
+    ET.SubElement(ET.SubElement(root, "source"), "database").text = database
+    size = ET.SubElement(root, "size")
+    for key, value in (("width", width), ("height", height), ("depth", 3)):
+        ET.SubElement(size, key).text = str(value)
+    ET.SubElement(root, "segmented").text = "0"
+    boxes = frame.boxes
+    difficult = boxes.difficult if boxes.difficult is not None else [False] * len(boxes)
+    for class_id, envelope, flag in zip(boxes.class_id.tolist(), integer_envelope(boxes.corners).tolist(), difficult):
+        x0, y0, x1, y1 = envelope
+        obj = ET.SubElement(root, "object")
+        ET.SubElement(obj, "name").text = names.get(class_id, str(class_id))
+        ET.SubElement(obj, "pose").text = "Unspecified"
+        truncated = x0 <= edge_tolerance or y0 <= edge_tolerance or x1 >= width - edge_tolerance or \
+            y1 >= height - edge_tolerance
+        ET.SubElement(obj, "truncated").text = str(int(truncated))
+        ET.SubElement(obj, "difficult").text = str(int(flag))
+        bndbox = ET.SubElement(obj, "bndbox")
+        for key, value in zip(BOUNDS, envelope):
+            ET.SubElement(bndbox, key).text = str(value)
+    ET.indent(root, space="    ")
+    text = '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    Path(path).write_text(text, encoding="utf-8")

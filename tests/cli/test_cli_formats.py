@@ -1,0 +1,216 @@
+"""``hbb2obb-convert``: the reference's own outputs on the samples, --verify, broken input."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SHARED
+
+from hbb2obb.cli.formats import main
+
+CONVERT = SHARED / "reference" / "convert"
+REFERENCE_PYTHON = Path("/work/refvenv/bin/python")
+# The reference imports torch and psutil at start-up and checks for updates; none is needed to convert.
+REFERENCE_DRIVER = (
+    "import sys, types\n"
+    "for name in ('torch', 'psutil'):\n"
+    "    sys.modules.setdefault(name, types.ModuleType(name))\n"
+    "import hbb2obb.cli as cli\n"
+    "cli.check_for_updates_once = lambda *a, **k: None\n"
+    "sys.argv[0] = 'hbb2obb-convert'\n"
+    "cli.main_hbb2obb_convert()\n"
+)
+COMMANDS = {  # folder of ../shared/reference/convert: the command of its README (OUT: that folder)
+    "songdo_obb_gt": "data/songdo-sample/labels_obb_gt --to coco dota labelme -mp data/songdo-sample/classes.yaml "
+                     "-i data/songdo-sample/images -nb",
+    "songdo_hbb": "data/songdo-sample/labels_hbb --to coco voc labelme -mp data/songdo-sample/classes.yaml "
+                  "-i data/songdo-sample/images -nb",
+    "dota_obb_gt": "data/dota-sample/labels_obb_gt --to coco dota labelme -mp data/dota-sample/classes.yaml "
+                   "-i data/dota-sample/images -nb",
+    "dota_from_dota": "data/dota-sample/labels_dota --from dota --to yolo -mp data/dota-sample/classes.yaml "
+                      "-i data/dota-sample/images -nb",
+    "songdo_obb_gt_normalized": "data/songdo-sample/labels_obb_gt --to yolo --normalize "
+                                "-mp data/songdo-sample/classes.yaml -i data/songdo-sample/images -nb",
+}
+
+
+def _run(args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("folder", sorted(COMMANDS))
+def test_output_equals_the_reference_files_byte_for_byte(folder, tmp_path, monkeypatch):
+    if not (CONVERT / folder).is_dir():
+        pytest.skip("reference convert outputs not present")
+    monkeypatch.chdir(SHARED)
+    result = _run(COMMANDS[folder].split() + ["-o", tmp_path])
+    assert result.exit_code == 0, result.output
+    expected = sorted(p.name for p in (CONVERT / folder).iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == expected
+    for name in expected:
+        assert (tmp_path / name).read_bytes() == (CONVERT / folder / name).read_bytes(), name
+    assert result.output.splitlines()[0].startswith("Read ")
+
+
+def _dataset(tmp_path) -> Path:
+    """A Songdo copy laid out as a release: labels_gt/ with YOLO and DOTA, a COCO file beside it."""
+    sample = SHARED / "data" / "songdo-sample"
+    if not (sample / "labels_obb_gt").is_dir():
+        pytest.skip("real sample not present")
+    root = tmp_path / "release"
+    shutil.copytree(sample / "labels_obb_gt", root / "labels_gt")
+    shutil.copy(sample / "classes.yaml", root / "classes.yaml")
+    assert _run([root / "labels_gt", "--to", "dota", "coco", "--coco_name", "coco_annotations_gt.json",
+                 "-o", root / "labels_gt", "-i", sample / "images", "-nb"]).exit_code == 0
+    shutil.move(root / "labels_gt" / "coco_annotations_gt.json", root / "coco_annotations_gt.json")
+    return root
+
+
+def _reference_verify(root: Path):
+    if not REFERENCE_PYTHON.is_file():
+        return None
+    done = subprocess.run([str(REFERENCE_PYTHON), "-c", REFERENCE_DRIVER, str(root), "--verify", "-mp",
+                           str(root / "classes.yaml"), "-i", str(SHARED / "data" / "songdo-sample" / "images")],
+                          capture_output=True, text=True, timeout=120, cwd=root)  # not beside our package
+    return done.returncode, done.stdout
+
+
+def test_verify_passes_on_a_consistent_release_and_names_each_disagreement(tmp_path):
+    root = _dataset(tmp_path)
+    args = [root, "--verify", "-mp", root / "classes.yaml", "-i", SHARED / "data" / "songdo-sample" / "images"]
+    good = _run(args)
+    assert good.exit_code == 0
+    assert good.output == ("labels_gt: 2 frames, 122 boxes, 3 formats (coco, dota, yolo)\n"
+                           "OK: 122 boxes, every format encodes the same boxes\n")
+    reference = _reference_verify(root)
+    if reference is not None:
+        assert reference == (0, good.output)
+    dota = root / "labels_gt" / "00164.dota"
+    lines = dota.read_text().splitlines()
+    lines[2] = "9" + lines[2][1:]  # move the first box's first corner
+    lines[3] = lines[3].replace(" Car ", " Bus ")
+    dota.write_text("\n".join(lines) + "\n")
+    bad = _run(args)
+    assert bad.exit_code == 1
+    assert "FAILED with 2 problems:\n  labels_gt/00164#0: dota corners disagree with yolo\n" \
+           "  labels_gt/00164#1: dota class 1 != yolo class 0\n" in bad.output
+    reference = _reference_verify(root)
+    if reference is not None:
+        assert reference == (1, bad.output)
+
+
+def test_broken_source_is_one_line_at_file_and_line_exit_2(write_labels):
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n0 1 1 5 1 5 x 1 3\n"})
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "-o", str(root / "out")])
+    assert result.exit_code == 2
+    assert f"{root / 'gt' / 'a.txt'}:2: field 7 is not a number: 'x'" in result.output
+    assert "Traceback" not in result.output and not (root / "out").exists()
+
+
+def test_usage_errors(write_labels):
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n"})
+    assert "--to is required" in CliRunner().invoke(main, [str(root / "gt")]).output
+    tilted = write_labels({"gt/b.txt": "0 1 1 5 2 4 4 0 3\n"})
+    result = CliRunner().invoke(main, [str(tilted / "gt"), "--to", "voc", "-iw", "10", "-ih", "10"])
+    assert result.exit_code == 2 and "voc cannot carry oriented boxes" in result.output
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-o", str(root / "o")])
+    assert result.exit_code == 2 and "frame size unknown" in result.output
+
+
+def test_console_script_runs(tmp_path):
+    script = Path(sys.executable).parent / "hbb2obb-convert"
+    if not script.is_file():
+        pytest.skip("console script not installed")
+    done = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--difficult_from" in done.stdout
+
+
+def test_a_file_that_is_not_labels_is_left_out_with_a_warning(write_labels):
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n", "gt/README.txt": "some notes\n"})
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "yolo", "-o", str(root / "out")])
+    assert result.exit_code == 0
+    assert f"{root / 'gt' / 'README.txt'}: not a label file of any format, left out" in result.stderr
+    assert [p.name for p in (root / "out").iterdir()] == ["a.txt"]
+
+
+def test_never_writes_over_the_labels_it_reads(write_labels):
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n"})
+    before = (root / "gt" / "a.txt").read_bytes()
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "yolo", "-k", "obb", "-nb"])
+    assert result.exit_code == 2 and "would overwrite the labels being converted" in result.output
+    assert (root / "gt" / "a.txt").read_bytes() == before
+    assert not (root / "gt" / "a.dota").exists()  # nothing written when any format would overwrite
+    assert CliRunner().invoke(main, [str(root / "gt"), "--to", "dota", "-k", "obb", "-nb"]).exit_code == 0
+    assert (root / "gt" / "a.dota").read_text() == "imagesource:drone\ngsd:null\n1 1 5 1 5 3 1 3 class_0 0\n"
+
+
+def test_difficult_flags_go_through_coco_and_come_back_with_difficult_from(tmp_path):
+    sample = SHARED / "data" / "dota-sample"
+    if not (sample / "labels_dota").is_dir():
+        pytest.skip("real sample not present")
+    common = ["-mp", sample / "classes.yaml", "-i", sample / "images", "-nb"]
+    assert _run([sample / "labels_dota", "--from", "dota", "--to", "dota", "coco", "-o", tmp_path / "rel", *common]
+                ).exit_code == 0
+    flags = sum(line.endswith(" 1") for p in (tmp_path / "rel").glob("*.dota") for line in p.read_text().splitlines())
+    assert flags == 3  # the sample's three difficult boxes, kept by the DOTA copy
+    coco = tmp_path / "rel" / "coco_annotations_obb.json"
+    plain = _run([coco, "--to", "dota", "-o", tmp_path / "plain", *common])
+    assert plain.exit_code == 0
+    carried = _run([coco, "--to", "dota", "--difficult_from", "dota", "-o", tmp_path / "back", *common])
+    assert carried.exit_code == 0 and "Carried 3 difficult flag(s) from dota" in carried.output
+    for path in (tmp_path / "rel").glob("*.dota"):
+        assert (tmp_path / "back" / path.name).read_bytes() == path.read_bytes()
+    assert not any(line.endswith(" 1") for p in (tmp_path / "plain").glob("*.dota") for line in p.read_text().splitlines())
+
+
+def test_verify_reports_box_counts_and_frames_as_the_reference_does(tmp_path):
+    import json
+
+    sample, written = SHARED / "data" / "dota-sample", CONVERT / "dota_obb_gt"
+    if not written.is_dir() or not (sample / "labels_obb_gt").is_dir():
+        pytest.skip("reference convert outputs not present")
+    root = tmp_path / "release"
+    shutil.copytree(sample / "labels_obb_gt", root / "labels_gt")
+    for path in written.glob("P*"):
+        shutil.copy(path, root / "labels_gt" / path.name)
+    shutil.copy(written / "coco_annotations_obb.json", root / "coco_annotations_gt.json")
+    shutil.copy(sample / "classes.yaml", root / "classes.yaml")
+    labelme = root / "labels_gt" / "P0168.json"
+    data = json.loads(labelme.read_text())
+    data["shapes"].pop()
+    labelme.write_text(json.dumps(data))
+    coco = root / "coco_annotations_gt.json"
+    data = json.loads(coco.read_text())
+    data["annotations"][5]["category_id"] = 2
+    data["images"][2]["file_name"] = "X.png"
+    coco.write_text(json.dumps(data))
+    result = _run([root, "--verify", "-mp", root / "classes.yaml", "-i", sample / "images"])
+    assert result.exit_code == 1
+    assert result.output == ("labels_gt: 3 frames, 329 boxes, 4 formats (coco, dota, labelme, yolo)\n\n"
+                             "FAILED with 4 problems:\n"
+                             "  labels_gt/P0168: labelme has 35 boxes, yolo has 36\n"
+                             "  labels_gt/coco: missing frames ['P1888']\n"
+                             "  labels_gt/coco: unexpected frames ['X']\n"
+                             "  labels_gt/P0168#5: coco class 1 != yolo class 0\n")
+    if REFERENCE_PYTHON.is_file():
+        done = subprocess.run([str(REFERENCE_PYTHON), "-c", REFERENCE_DRIVER, str(root), "--verify", "-mp",
+                               str(root / "classes.yaml"), "-i", str(sample / "images")],
+                              capture_output=True, text=True, timeout=120, cwd=root)
+        assert (done.returncode, done.stdout) == (1, result.output)
+
+
+def test_a_width_without_a_height_is_a_usage_error(write_labels):
+    root = write_labels({"gt/a.txt": "0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3\n"})
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-o", str(root / "o")])
+    assert result.exit_code == 2 and "--img_width and --img_height must be given together" in result.output
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-ih", "50", "-o", str(root / "o")])
+    assert result.exit_code == 0
+    import json
+
+    annotation = json.loads((root / "o" / "coco_annotations_hbb.json").read_text())["annotations"][0]
+    assert annotation["bbox"] == [10, 5, 40, 10]  # normalized YOLO scaled by 100 x 50
