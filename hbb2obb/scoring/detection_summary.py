@@ -59,9 +59,12 @@ class DetectionSummary:
 def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
     """The detection metrics of an accumulated run (:class:`~hbb2obb.scoring.evaluate.MatchTable`).
 
-    ``pairs`` are the run's same-frame pairs with positive IoU, any classes.
+    ``pairs`` are the run's same-frame pairs with positive IoU, any classes (``None`` when no
+    frame was scored: then there are none).
     """
     gt, pred = table.gt, table.pred
+    if pairs is None:
+        pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     classes = np.union1d(gt.class_id, pred.class_id).astype(np.int64)
     if pred.score is None:
         overall = unscored_counts(gt, pred, pairs)
