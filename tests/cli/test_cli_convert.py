@@ -88,7 +88,8 @@ def test_fallbacks_are_counted_and_warned(dataset, tmp_path):
                                        "--obb_dir", str(tmp_path / "obb"), "-nb"])
     assert result.exit_code == 0, result.output
     assert summary_numbers(result.stdout) == (3, 1, 1)
-    assert f"{name}.txt:3: no usable mask" in result.stderr
+    assert f"{name}.txt:3: degenerate box; the HBB was written as the OBB" in result.stderr  # the reason
+    assert "  1: degenerate box" in result.stdout
     assert f"{name}.txt:4: field 2 is not a number" in result.stderr
 
 

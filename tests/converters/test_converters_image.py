@@ -269,7 +269,9 @@ def test_convert_folder_counts_fallbacks_and_skipped_lines(tmp_path):
     report = ImageConverter().convert(tmp_path / "hbb", tmp_path / "obb", {}, img_source=tmp_path / "images",
                                       progress=ticks.append)
     assert (report.files, report.boxes, report.fallbacks) == (2, 2, 1)
-    assert report.details == {"skipped_hbb_lines": 2, "fallbacks_per_file": {"f0001.txt": 1}}
+    assert report.details == {"skipped_hbb_lines": 2, "fallbacks_per_file": {"f0001.txt": 1},
+                              "fallback_reasons": {"degenerate box": 1},
+                              "tightness_per_file": {"empty.txt": "loose", "f0001.txt": "tight"}}  # whole pixels
     assert ticks == [1, 1]
     rows = (tmp_path / "obb" / "f0001.txt").read_text().splitlines()
     assert [r.split()[0] for r in rows] == ["3", "1"]  # classes kept, in file order
