@@ -109,6 +109,9 @@ class Segmentation:
     window: Optional[Window] = None
     candidates: list = field(default_factory=list)
     reason: str = ""
+    gradient: Optional[tuple] = None
+    edge: float = 0.0
+    coherence: float = 0.0
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -203,11 +206,13 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
                     - 0.5 * ((ys - centre[1]) / (0.35 * height))[:, None] ** 2)
     channels = window.pixels  # whole numbers (a resampled 8-bit crop): any order of sums is exact
     gray = (channels[..., 0] + channels[..., 1] + channels[..., 2]) / 3.0
-    hint = dominant_axis(gray, spread)
+    segmentation.gradient = np.gradient(gray)  # for the edge support of the fitted box and the HBB
+    hint = dominant_axis(gray, spread, segmentation.gradient)
     pixels = window.pixels.reshape(-1, 3)
     _, clusters = kmeans(pixels, CLUSTERS, iterations=6, fit_every=max(1, len(pixels) // KMEANS_SAMPLES))
     clusters = clusters.reshape(window.pixels.shape[:2])
-    for axis in candidate_axes(width, height, hint, *edge_axis(channels, spread)):
+    segmentation.edge, segmentation.coherence = edge_axis(channels, spread)
+    for axis in candidate_axes(width, height, hint, segmentation.edge, segmentation.coherence):
         long_side, short_side = rough_sides(width, height, axis)
         prior = _rectangle_prior(window, centre, axis, long_side, short_side, in_box)
         posterior, evidence = foreground_log_odds(clusters, prior, rounds=ROUNDS, smoothing_steps=SMOOTHING_STEPS,
@@ -263,6 +268,34 @@ def confidence_from_margin(margin: float) -> float:
     return float(margin / (margin + 1.0))
 
 
+def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[float], check: bool) -> BoxResult:
+    """A tight HBB with no usable mask: the rectangle inscribed at the neighbours' orientation or,
+    failing that, at a clear edge direction, kept only when it follows the image's edges better
+    than the HBB (its confidence has no colour term)."""
+    window = segmentation.window
+    axis = prefer_axis if prefer_axis is not None else \
+        segmentation.edge if segmentation.coherence >= MIN_COHERENCE else None
+    if axis is None:
+        return BoxResult(None, window, reason=REASON_NO_MASK)
+    x1, y1, x2, y2 = segmentation.xyxy
+    long_side, short_side = rough_sides(x2 - x1, y2 - y1, axis)
+    c, s = math.cos(axis), math.sin(axis)
+    along, across = np.array([c, s]) * long_side / 2, np.array([-s, c]) * short_side / 2
+    centre = np.asarray(segmentation.centre)
+    rough = np.array([centre - along - across, centre + along - across, centre + along + across,
+                      centre - along + across])
+    rect = fit_rectangle(rough, axis, segmentation.centre, segmentation.scaled, 0.0, 0.0, TIGHT_HBB_WEIGHT)
+    if rect is None:
+        return BoxResult(None, window, reason=REASON_NO_MASK)
+    edges = edge_support(window, segmentation.gradient, rect)
+    hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
+    if check and not edges > hbb_edges:
+        return BoxResult(None, window, reason=REASON_NO_MASK, edges=edges, hbb_edges=hbb_edges)
+    edge_margin = edges / hbb_edges - 1.0 if hbb_edges > 0 else 1.0
+    return BoxResult(rect, window, confidence=0.5 * confidence_from_margin(edge_margin / CONFIDENCE_SCALE),
+                     edges=edges, hbb_edges=hbb_edges)
+
+
 def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, prefer_axis: Optional[float] = None,
             check: bool = True, keep_masks: bool = False) -> BoxResult:
     """The box's OBB from its segmentation, or a fallback with its reason.
@@ -273,6 +306,8 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     colour contrast of the fitted box with that of the HBB itself and keeps the HBB when the
     fit is not better supported: a converter must never do worse than doing nothing.
     """
+    if segmentation.reason == REASON_NO_MASK and tight:
+        return _inscribed_without_mask(segmentation, prefer_axis, check)
     if segmentation.reason:
         return BoxResult(None, segmentation.window, reason=segmentation.reason)
     fitted = []
@@ -293,10 +328,8 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     candidate, rect = best
     support = box_support(segmentation, candidate.evidence, rect)
     hbb_support = box_support(segmentation, candidate.evidence, hbb_corners(segmentation.xyxy))
-    pixels = window.pixels
-    gradient = np.gradient((pixels[..., 0] + pixels[..., 1] + pixels[..., 2]) / 3.0)
-    edges = edge_support(window, gradient, rect)
-    hbb_edges = edge_support(window, gradient, hbb_corners(segmentation.xyxy))
+    edges = edge_support(window, segmentation.gradient, rect)
+    hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
     masks = dict(window=window, mask=candidate.mask, hull=convex_hull(candidate.outline)) if keep_masks else {}
     if check and support < hbb_support - SUPPORT_TOLERANCE and not edges > hbb_edges:
         return BoxResult(None, reason=REASON_LESS_SUPPORTED, support=support, hbb_support=hbb_support,

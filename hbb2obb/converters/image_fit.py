@@ -75,8 +75,10 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     return Window(pixels, wx1, wy1, size[0] / (wx2 - wx1), size[1] / (wy2 - wy1))
 
 
-def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
+def dominant_axis(gray: np.ndarray, weight: np.ndarray, gradient: Optional[tuple] = None) -> float:
     """Direction (radians, in [-pi/4, pi/4]) of the dominant pair of perpendicular edge axes.
+
+    ``gradient`` is ``np.gradient(gray)`` when the caller has it already.
 
     Examples
     --------
@@ -85,7 +87,7 @@ def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
     >>> round(dominant_axis(stripes, np.ones_like(stripes)), 1)
     0.3
     """
-    gy, gx = np.gradient(np.asarray(gray, dtype=np.float64))
+    gy, gx = np.gradient(np.asarray(gray, dtype=np.float64)) if gradient is None else gradient
     # |g| exp(4i phi) by the double-angle formulas (no arctan2, no complex exp): with
     # c = gx^2 - gy^2 and s = 2 gx gy, it is (c^2 - s^2, 2 c s) / |g|^3; zero where g is.
     squared = gx * gx + gy * gy

@@ -16,6 +16,8 @@ from typing import Optional
 
 import numpy as np
 
+from hbb2obb.converters.image_box import REASON_NO_MASK
+
 
 #: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer corners.
 WHOLE_PIXEL = 1e-6
@@ -53,7 +55,7 @@ def estimate_tightness(xyxy) -> str:
 def neighbour_axes(segmentations) -> list:
     """Per box, the orientation its neighbours agree on (radians), or ``None``.
 
-    Only boxes with two candidate orientations get one; the neighbours are boxes with a single
+    Only boxes with two candidate orientations, or with no usable mask, get one; the neighbours are boxes with a single
     candidate (their own pixels decided) within ``NEIGHBOUR_REACH`` of their diagonal, and they
     must agree (doubled-angle mean resultant at least ``MIN_AGREEMENT``).
 
@@ -68,7 +70,8 @@ def neighbour_axes(segmentations) -> list:
     decided = np.array(decided, dtype=bool)
     preferred = []
     for index, segmentation in enumerate(segmentations):
-        if segmentation.reason or len(segmentation.candidates) < 2 or not decided.any():
+        open_question = len(segmentation.candidates) >= 2 or segmentation.reason == REASON_NO_MASK
+        if not open_question or not decided.any():
             preferred.append(None)
             continue
         x1, y1, x2, y2 = segmentation.xyxy
