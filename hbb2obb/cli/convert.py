@@ -77,7 +77,8 @@ def default_dir(source: Path, name: str) -> Path:
               show_default=True,
               help="How the HBBs relate to the objects: tight (the bounding box of each object's rectangle, as in "
                    "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (read per frame from the HBBs).")
-@click.option("-cd", "--confidence_dir", type=click.Path(path_type=Path), is_flag=False, flag_value="", default=None,
+# A plain string, not click.Path: the bare flag's empty value must stay empty (a Path of "" is ".").
+@click.option("-cd", "--confidence_dir", type=str, is_flag=False, flag_value="", default=None,
               metavar="DIR", help="Also write a per-box confidence in [0, 1] (0 for a fallback), one per line, "
                                   "row-aligned with the OBB files; bare: IMG_SOURCE/../labels_confidence.")
 @click.option("--params_from", type=click.Path(path_type=Path), metavar="RESULTS.yaml",
@@ -121,7 +122,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         raise InputError(f"{hbb_dir}: HBB folder not found")
     obb_dir.mkdir(parents=True, exist_ok=True)
     if confidence_dir is not None:
-        confidence_dir = Path(confidence_dir) if str(confidence_dir) else default_dir(img_source, "labels_confidence")
+        confidence_dir = Path(confidence_dir) if confidence_dir else default_dir(img_source, "labels_confidence")
         confidence_dir.mkdir(parents=True, exist_ok=True)
     if save_img:
         viz_dir.mkdir(parents=True, exist_ok=True)
