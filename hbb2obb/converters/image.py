@@ -1,12 +1,15 @@
 """The ``image`` converter: HBB prompts to OBBs from the image pixels alone (numpy + Pillow).
 
-No model and no download. Per box, in a window around the scaled HBB resampled so that its long
-side is ``imgsz`` pixels:
+No model and no download. Per box (:mod:`hbb2obb.converters.image_box`), in a window around the
+scaled HBB resampled so that its long side is ``imgsz`` pixels:
 
-1. **Orientation hint** from image gradients: the gradient directions of a vehicle's outline
+1. **Orientation hint** from image gradients: the gradient directions of an object's outline
    (and of its shadow and the lane marks beside it) cluster on two perpendicular axes, so the
    doubled-doubled angle average ``arg sum |g| exp(4i phi)`` gives the axis modulo 90 degrees.
-   The long axis is the one nearer the HBB's long side; a near-square HBB keeps both.
+   The long axis is the one nearer the HBB's long side. In a near-square HBB the colour
+   structure tensor's edge direction (modulo 180 degrees) picks the diagonal when it is clear
+   (boats moored side by side: their long sides and the gaps between them are the longest
+   edges); otherwise both are kept.
 2. **Segmentation**: colour clusters (k-means) of the window; a soft rectangle prior from the
    hint and the HBB; GrabCut-style rounds that re-estimate how often each cluster is object or
    background, with mean-field smoothing between neighbours. The ring outside the scaled box
@@ -16,12 +19,21 @@ side is ``imgsz`` pixels:
    the mask's smaller side; negative: closing).
 4. **Rectangle**: the mask's minimum-area rectangle (rotating calipers on its convex hull)
    refines the angle when it agrees with the hint; the four sides are then a least-squares
-   compromise between the mask's extents and the HBB, read as the bounding box of a vehicle
-   with rounded corners (``corner_radius`` times its breadth), which is why real HBBs sit
-   inside the corners of a diagonal vehicle's rectangle.
+   compromise between the mask's extents and the HBB. How the HBB is read is the
+   ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint);
+   *loose*, the bounding box of a vehicle with rounded corners (``corner_radius`` times its
+   breadth), which is why hand-drawn HBBs sit inside the corners of a diagonal vehicle's
+   rectangle.
+5. **Self-check**: the fitted box is compared with the HBB by how well each follows the
+   image's edges and how much its colour stands out from the band around it; when the HBB
+   wins both, the HBB is kept. The margin gives the box's confidence in [0, 1].
 
-A box with no usable mask comes out as its HBB and is counted as a fallback. The parameters,
-the alternatives that were measured and the numbers are in the README's converter section.
+Per frame (:mod:`hbb2obb.converters.image_scene`): ``auto`` tightness is read from the HBBs;
+boxes whose own pixels left the diagonal open take their neighbours' orientation; and a class
+whose fitted boxes as a whole follow the edges less than their HBBs keeps its HBBs.
+
+A box written as its HBB is counted as a fallback, with its reason. The parameters, the
+alternatives that were measured and the numbers are in the README's converter section.
 """
 
 from __future__ import annotations
