@@ -94,8 +94,9 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
-    fitted to the mask and the HBB. A box without a usable mask is written as its HBB and
-    counted as a fallback. Exit status: 0 ok, 2 usage or input error.
+    fitted to the mask and the HBB. A box without a usable mask, or whose fitted box the image
+    supports less than the HBB, is written as its HBB and counted as a fallback with its
+    reason. Exit status: 0 ok, 2 usage or input error.
     """
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")

@@ -215,12 +215,24 @@ def test_registered_with_its_parameters():
         ({"imgsz": 8}, "imgsz"),
         ({"imgsz": 64.5}, "imgsz"),
         ({"corner_radius": 0.7}, "corner_radius"),
+        ({"tightness": "snug"}, "tightness"),
+        ({"tightness": None}, "tightness"),
         ({"kernel": 3}, "no parameter 'kernel'"),
     ],
 )
 def test_bad_parameters_are_usage_errors(params, message):
     with pytest.raises(UsageError, match=message):
         ImageConverter().check_parameters(params)
+
+
+def test_tightness_is_a_converter_parameter_a_sweep_can_set(tmp_path):
+    write_dataset(tmp_path, SCENE[:3])
+    assert ImageConverter.parameters["tightness"] == "auto"
+    reports = {value: ImageConverter().convert(tmp_path / "hbb", tmp_path / value, {"tightness": value},
+                                               img_source=tmp_path / "images") for value in ("tight", "loose")}
+    assert {v: r.details["tightness_per_file"] for v, r in reports.items()} == {
+        "tight": {"f0001.txt": "tight"}, "loose": {"f0001.txt": "loose"}}
+    assert (tmp_path / "tight" / "f0001.txt").read_text() != (tmp_path / "loose" / "f0001.txt").read_text()
 
 
 def test_parameters_accept_a_scale_factor_pair_and_whole_float_imgsz():
