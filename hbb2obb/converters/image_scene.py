@@ -1,26 +1,30 @@
-"""Evidence from a whole frame for the ``image`` converter: HBB tightness and neighbours' axes.
+"""Evidence from a whole frame for the ``image`` converter: tightness, neighbours, class checks.
 
-Both are decided for all boxes of a frame before any rectangle is fitted:
+The first two are decided for all boxes of a frame before any rectangle is fitted, the third
+after:
 
 - :func:`estimate_tightness`: whether the HBBs are the bounding boxes of the objects'
   rectangles (tight, as in DOTA-HBB or any set derived from OBBs) or hand-drawn around objects
   with rounded corners (loose, as in the Songdo sample).
 - :func:`neighbour_axes`: objects in rows (parking lots, marinas) share an orientation, so a
   box whose own pixels leave the diagonal open takes its neighbours' as evidence.
+- :func:`classes_less_supported`: a class whose fitted boxes as a whole follow the image's
+  edges less than their HBBs keeps its HBBs.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
 from hbb2obb.converters.image_box import REASON_NO_MASK
 
 
-#: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer corners.
-WHOLE_PIXEL = 1e-6
+#: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer corners
+#: (room for the float arithmetic of centre and size; normalized files rounded to a few decimals
+#: do not land on whole pixels, so give their tightness explicitly).
+WHOLE_PIXEL = 1e-3
 #: Fewest boxes of a class with an edge-support comparison for the class-level self-check.
 MIN_CLASS_BOXES = 3
 #: Neighbours are boxes whose centres lie within this many of the box's own diagonals.
