@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.converters.image import DEFAULT_PARAMETERS, convert_frame, validate_parameters
+from hbb2obb.converters.image import DEFAULT_PARAMETERS, TIGHTNESS, convert_frame, validate_parameters
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
@@ -74,6 +74,14 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("-cr", "--corner_radius", type=float, default=DEFAULT_PARAMETERS["corner_radius"], show_default=True,
               help="Vehicle corner rounding as a fraction of the breadth (how far a hugging HBB sits inside "
                    "a diagonal vehicle's rectangle corners).")
+@click.option("-ti", "--tightness", type=click.Choice(TIGHTNESS), default=DEFAULT_PARAMETERS["tightness"],
+              show_default=True,
+              help="How the HBBs relate to the objects: tight (the bounding box of each object's rectangle, as in "
+                   "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (read per frame from the HBBs).")
+# A plain string, not click.Path: the bare flag's empty value must stay empty (a Path of "" is ".").
+@click.option("-cd", "--confidence_dir", type=str, is_flag=False, flag_value="", default=None,
+              metavar="DIR", help="Also write a per-box confidence in [0, 1] (0 for a fallback), one per line, "
+                                  "row-aligned with the OBB files; bare: IMG_SOURCE/../labels_confidence.")
 @click.option("--params_from", type=click.Path(path_type=Path), metavar="RESULTS.yaml",
               help="Take the parameters from the best point of an hbb2obb-optimize results.yaml; "
                    "flags given explicitly still win.")
@@ -86,13 +94,14 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
-def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, params_from,
-         save_img, map_path, viz_dir, no_bar):
+def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, tightness,
+         confidence_dir, params_from, save_img, map_path, viz_dir, no_bar):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
-    fitted to the mask and the HBB. A box without a usable mask is written as its HBB and
-    counted as a fallback. Exit status: 0 ok, 2 usage or input error.
+    fitted to the mask and the HBB. A box without a usable mask, or whose fitted box the image
+    supports less than the HBB, is written as its HBB and counted as a fallback with its
+    reason. Exit status: 0 ok, 2 usage or input error.
     """
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
@@ -100,10 +109,11 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         "scale_factor": (list(scale_factors) if len(scale_factors) == 2 else scale_factors[0]) if scale_factors
         else DEFAULT_PARAMETERS["scale_factor"],
         "opening_kernel_percentage": opening_kernel_percentage, "imgsz": imgsz, "corner_radius": corner_radius,
+        "tightness": tightness,
     }
     if params_from is not None:
         context = click.get_current_context()
-        given = {name for name in ("scale_factors", "opening_kernel_percentage", "imgsz", "corner_radius")
+        given = {name for name in ("scale_factors", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness")
                  if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
         given = {"scale_factor" if name == "scale_factors" else name for name in given}
         params.update({k: v for k, v in best_parameters(params_from).items() if k not in given})
@@ -120,6 +130,9 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         raise InputError(f"{hbb_dir}: HBB folder not found")
     obb_dir.mkdir(parents=True, exist_ok=True)
     label_map = {}
+    if confidence_dir is not None:
+        confidence_dir = Path(confidence_dir) if confidence_dir else default_dir(img_source, "labels_confidence")
+        confidence_dir.mkdir(parents=True, exist_ok=True)
     if save_img:
         viz_dir.mkdir(parents=True, exist_ok=True)
         if map_path is None:
@@ -128,6 +141,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         label_map = load_label_map(map_path)
     warnings = []
     converted = boxes = fallbacks = 0
+    reasons, readings = {}, {}
     start = time.perf_counter()
     with progress_bar(len(frames), "Converting", no_bar) as bar:
         for image_path in frames:
@@ -136,18 +150,23 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                 warnings.append(("no-hbb", f"{image_path}: no HBB file {hbb_path}; frame skipped"))
                 bar.update(1)
                 continue
-            result = convert_frame(image_path, hbb_path, obb_dir / hbb_path.name, params, keep_masks=save_img)
+            result = convert_frame(image_path, hbb_path, obb_dir / hbb_path.name, params, keep_masks=save_img,
+                                   confidence_path=confidence_dir / hbb_path.name if confidence_dir else None)
             warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
             fallback = result.conversion.fallback
-            for line, is_fallback in zip(result.label_file.boxes.line.tolist(), fallback.tolist()):
-                if is_fallback:
-                    warnings.append(("fallback", f"{hbb_path}:{line}: no usable mask; the HBB was written as the OBB"))
+            for line, reason in zip(result.label_file.boxes.line.tolist(), result.conversion.reasons):
+                if reason:
+                    warnings.append(("fallback", f"{hbb_path}:{line}: {reason}; the HBB was written as the OBB"))
             if save_img:
                 from hbb2obb.converters.image_draw import draw_conversion
 
                 picture = draw_conversion(result.image, result.xyxy, result.conversion,
                                           result.label_file.boxes.class_id, label_map=label_map)
                 picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
+            for reason in result.conversion.reasons:
+                if reason:
+                    reasons[reason] = reasons.get(reason, 0) + 1
+            readings[result.conversion.tightness] = readings.get(result.conversion.tightness, 0) + 1
             converted += 1
             boxes += len(fallback)
             fallbacks += int(fallback.sum())
@@ -155,5 +174,11 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     warn(PROGRAM, warnings)
     click.echo(f"Converted {boxes} boxes in {converted} frames in {time.perf_counter() - start:.2f} s -> {obb_dir}")
     click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
+    for reason, count in sorted(reasons.items()):
+        click.echo(f"  {count}: {reason}")
+    if readings:
+        click.echo("HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items())))
+    if confidence_dir is not None:
+        click.echo(f"Confidences: {confidence_dir}")
     if save_img:
         click.echo(f"Pictures: {viz_dir}")

@@ -1,12 +1,15 @@
 """The ``image`` converter: HBB prompts to OBBs from the image pixels alone (numpy + Pillow).
 
-No model and no download. Per box, in a window around the scaled HBB resampled so that its long
-side is ``imgsz`` pixels:
+No model and no download. Per box (:mod:`hbb2obb.converters.image_box`), in a window around the
+scaled HBB resampled so that its long side is ``imgsz`` pixels:
 
-1. **Orientation hint** from image gradients: the gradient directions of a vehicle's outline
+1. **Orientation hint** from image gradients: the gradient directions of an object's outline
    (and of its shadow and the lane marks beside it) cluster on two perpendicular axes, so the
    doubled-doubled angle average ``arg sum |g| exp(4i phi)`` gives the axis modulo 90 degrees.
-   The long axis is the one nearer the HBB's long side; a near-square HBB keeps both.
+   The long axis is the one nearer the HBB's long side. In a near-square HBB the colour
+   structure tensor's edge direction (modulo 180 degrees) picks the diagonal when it is clear
+   (boats moored side by side: their long sides and the gaps between them are the longest
+   edges); otherwise both are kept.
 2. **Segmentation**: colour clusters (k-means) of the window; a soft rectangle prior from the
    hint and the HBB; GrabCut-style rounds that re-estimate how often each cluster is object or
    background, with mean-field smoothing between neighbours. The ring outside the scaled box
@@ -16,12 +19,21 @@ side is ``imgsz`` pixels:
    the mask's smaller side; negative: closing).
 4. **Rectangle**: the mask's minimum-area rectangle (rotating calipers on its convex hull)
    refines the angle when it agrees with the hint; the four sides are then a least-squares
-   compromise between the mask's extents and the HBB, read as the bounding box of a vehicle
-   with rounded corners (``corner_radius`` times its breadth), which is why real HBBs sit
-   inside the corners of a diagonal vehicle's rectangle.
+   compromise between the mask's extents and the HBB. How the HBB is read is the
+   ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint);
+   *loose*, the bounding box of a vehicle with rounded corners (``corner_radius`` times its
+   breadth), which is why hand-drawn HBBs sit inside the corners of a diagonal vehicle's
+   rectangle.
+5. **Self-check**: the fitted box is compared with the HBB by how well each follows the
+   image's edges and how much its colour stands out from the band around it; when the HBB
+   wins both, the HBB is kept. The margin gives the box's confidence in [0, 1].
 
-A box with no usable mask comes out as its HBB and is counted as a fallback. The parameters,
-the alternatives that were measured and the numbers are in the README's converter section.
+Per frame (:mod:`hbb2obb.converters.image_scene`): ``auto`` tightness is read from the HBBs;
+boxes whose own pixels left the diagonal open take their neighbours' orientation; and a class
+whose fitted boxes as a whole follow the edges less than their HBBs keeps its HBBs.
+
+A box written as its HBB is counted as a fallback, with its reason. The parameters, the
+alternatives that were measured and the numbers are in the README's converter section.
 """
 
 from __future__ import annotations
@@ -35,64 +47,17 @@ from typing import Callable, Optional
 import numpy as np
 
 from hbb2obb.converters.base import ConversionReport, Converter, register
-from hbb2obb.converters.identity import scale_factor_pair, scale_hbbs
-from hbb2obb.converters.image_fit import (
-    Window,
-    crop_window,
-    dominant_axis,
-    fit_rectangle,
-    inside_rectangle,
-    long_axis,
-    rough_sides,
-    wrap_quarter,
-)
+from hbb2obb.converters.identity import scale_factor_pair
+from hbb2obb.converters.image_box import REASON_CLASS_LESS_SUPPORTED, BoxResult, fit_box, hbb_corners, segment_box
+from hbb2obb.converters.image_scene import classes_less_supported, estimate_tightness, neighbour_axes
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.geometry.hull import convex_hull, mask_outline_points, minimum_area_rectangle
-from hbb2obb.converters.segmentation import foreground_log_odds, kmeans, morphology, select_components
 
 LABEL_SUFFIX = ".txt"
-#: Width of the background ring around the scaled box, as a fraction of the HBB's short side.
-RING = 0.15
-#: Colour clusters per window, and about how many pixels the cluster centres are fitted on.
-CLUSTERS = 6
-KMEANS_SAMPLES = 1500
-#: Strength of the rectangle prior (log-odds at the centre; the negative of it far outside).
-PRIOR_STRENGTH = 1.0
-#: How fast the prior falls off across the rough rectangle's border (per half-breadth).
-PRIOR_SLOPE = 3.0
-#: Mean-field coupling between neighbouring pixels' labels, steps per round, and rounds of
-#: colour re-estimation after the first.
-COUPLING = 0.5
-SMOOTHING_STEPS = 5
-ROUNDS = 2
-#: An HBB whose sides differ by less than this ratio may hold its vehicle along either diagonal.
-NEAR_SQUARE = 1.3
-#: Largest angle (degrees) between the mask's rectangle and the gradient hint for the mask's to win.
-ANGLE_AGREEMENT = 8.0
-#: Weight of the HBB's four sides against the mask's four extents in the final fit.
-HBB_WEIGHT = 3.0
-#: A mask smaller than this share of the HBB's pixels is no object: fall back.
-MIN_MASK_SHARE = 0.1
-#: Least colour evidence (nats) by which the mask must stand out from the ring around the box;
-#: on a featureless or pure-noise window it stays below 0.02, on the real sample's vehicles it
-#: is 0.15 at the least (median 4.8).
-MIN_CONTRAST = 0.1
-#: How far (working pixels) the mask's extents are pulled in. The outline runs along the outer
-#: corners of the boundary pixels, where the edge lies on average (it is anywhere within the last
-#: pixel whose centre is inside): no inset (0 and 0.5 tie on synthetic data).
-OUTLINE_INSET = 0.0
+#: How the HBBs relate to the objects' rectangles (see :class:`ImageConverter`).
+TIGHTNESS = ("auto", "tight", "loose")
 
-DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "imgsz": 96, "corner_radius": 0.4}
-
-
-@dataclass
-class BoxResult:
-    """What the converter found for one box (``corners`` is ``None`` for a fallback)."""
-
-    corners: Optional[np.ndarray]
-    window: Optional[Window] = None
-    mask: Optional[np.ndarray] = None
-    hull: Optional[np.ndarray] = None
+DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "imgsz": 96, "corner_radius": 0.4,
+                      "tightness": "auto"}
 
 
 @dataclass
@@ -104,6 +69,13 @@ class ImageConversion:
     corners : ndarray, shape (n, 4, 2)
         One OBB per input HBB, in image pixels; a fallback is the HBB itself.
     fallback : ndarray of bool, shape (n,)
+    confidence : ndarray, shape (n,)
+        Per box in [0, 1]: how much better the image supports the OBB than the HBB (0 for a
+        fallback); the boxes to check by hand are the low ones.
+    reasons : list of str
+        Per box, why it is a fallback ("" for a converted box).
+    tightness : str
+        ``"tight"`` or ``"loose"``: the model the rectangles were fitted with.
     boxes : list of BoxResult
         Per box window, mask and hull (only with ``keep_masks=True``; else empty).
     """
@@ -111,91 +83,36 @@ class ImageConversion:
     corners: np.ndarray
     fallback: np.ndarray
     boxes: list = field(default_factory=list)
-
-
-def _rectangle_prior(window: Window, centre, theta: float, long_side: float, short_side: float,
-                     in_box: np.ndarray) -> np.ndarray:
-    """Prior log-odds: ``+PRIOR_STRENGTH`` deep inside the rough rectangle, the negative outside."""
-    dx = window.centres_x[None, :] - centre[0]
-    dy = window.centres_y[:, None] - centre[1]
-    u = dx * math.cos(theta) + dy * math.sin(theta)
-    v = -dx * math.sin(theta) + dy * math.cos(theta)
-    outside = np.maximum(np.abs(u) - long_side / 2, np.abs(v) - short_side / 2) / max(short_side / 2, 1.0)
-    prior = -PRIOR_STRENGTH * np.clip(PRIOR_SLOPE * outside, -1.0, 1.0)
-    return np.where(in_box, prior, -10.0)
+    confidence: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    reasons: list = field(default_factory=list)
+    tightness: str = "loose"
 
 
 def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
                 opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
                 imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
-                keep_masks: bool = False) -> BoxResult:
-    """Convert one HBB ``x1 y1 x2 y2`` (image pixels) on a PIL image; see the module docstring.
+                tightness: str = "loose", keep_masks: bool = False) -> BoxResult:
+    """Convert one HBB ``x1 y1 x2 y2`` (image pixels) on its own (no neighbours, no tightness
+    estimate: ``tightness`` must be ``"tight"`` or ``"loose"``); see the module docstring.
 
     Returns
     -------
     BoxResult
-        ``corners`` ``(4, 2)`` in image pixels, or ``None`` when no usable mask was found.
+        ``corners`` ``(4, 2)`` in image pixels, or ``None`` (with the ``reason``) for a fallback.
     """
-    x1, y1, x2, y2 = (float(v) for v in xyxy)
-    width, height = x2 - x1, y2 - y1
-    if not (width >= 1.0 and height >= 1.0):
-        return BoxResult(None)
-    short, long = scale_factor_pair(scale_factor)
-    scaled = scale_hbbs(np.array([[x1, y1, x2, y2]]), short, long)[0]
-    window = crop_window(image, scaled, RING * min(width, height) + 2.0, imgsz)
-    if window is None:
-        return BoxResult(None)
-    centre = ((x1 + x2) / 2, (y1 + y2) / 2)
-    in_box, in_hbb = window.inside(scaled), window.inside((x1, y1, x2, y2))
-    if not in_hbb.any() or in_box.all():
-        return BoxResult(None, window)
-    xs, ys = window.centres_x, window.centres_y
-    spread = np.exp(-0.5 * ((xs - centre[0]) / (0.35 * width))[None, :] ** 2
-                    - 0.5 * ((ys - centre[1]) / (0.35 * height))[:, None] ** 2)
-    channels = window.pixels  # whole numbers (a resampled 8-bit crop): any order of sums is exact
-    hint = dominant_axis((channels[..., 0] + channels[..., 1] + channels[..., 2]) / 3.0, spread)
-    axes = [hint] if width >= NEAR_SQUARE * height else [hint + math.pi / 2] if height >= NEAR_SQUARE * width \
-        else [hint, hint + math.pi / 2]
-    pixels = window.pixels.reshape(-1, 3)
-    _, clusters = kmeans(pixels, CLUSTERS, iterations=6, fit_every=max(1, len(pixels) // KMEANS_SAMPLES))
-    clusters = clusters.reshape(window.pixels.shape[:2])
-    candidates = []
-    for axis in axes:
-        long_side, short_side = rough_sides(width, height, axis)
-        prior = _rectangle_prior(window, centre, axis, long_side, short_side, in_box)
-        posterior, evidence = foreground_log_odds(clusters, prior, rounds=ROUNDS, smoothing_steps=SMOOTHING_STEPS,
-                                                  coupling=COUPLING)
-        mask = select_components(posterior > 0, in_hbb)
-        mask = morphology(mask, opening_kernel_percentage)
-        if np.count_nonzero(mask) < MIN_MASK_SHARE * np.count_nonzero(in_hbb):
-            continue
-        if evidence[mask].mean() - evidence[~in_box].mean() < MIN_CONTRAST:
-            continue
-        outline = window.to_image(mask_outline_points(mask))
-        theta = axis
-        turn = wrap_quarter(long_axis(minimum_area_rectangle(outline)) - axis)
-        if abs(math.degrees(turn)) <= ANGLE_AGREEMENT:
-            theta = axis + turn
-        rect = fit_rectangle(outline, theta, centre, scaled, corner_radius, OUTLINE_INSET / window.sx, HBB_WEIGHT)
-        if rect is not None:
-            candidates.append((rect, evidence, mask, outline))
-    if not candidates:
-        return BoxResult(None, window)
-    best = candidates[0]
-    if len(candidates) > 1:  # a near-square HBB: the diagonal whose rectangle holds more evidence
-        shared = np.clip(sum(c[1] for c in candidates), -6.0, 6.0) / len(candidates)
-        best = max(candidates, key=lambda c: float(shared[inside_rectangle(window, c[0])].sum()))
-    rect, _, mask, outline = best
-    if not keep_masks:
-        return BoxResult(rect)
-    return BoxResult(rect, window, mask, convex_hull(outline))
+    if tightness not in ("tight", "loose"):
+        raise UsageError(f"convert_box needs tightness 'tight' or 'loose', got {tightness!r}")
+    segmentation = segment_box(image, xyxy, scale_factor=scale_factor,
+                               opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz)
+    return fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, keep_masks=keep_masks)
 
 
 def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
                   opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
                   imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
-                  keep_masks: bool = False) -> ImageConversion:
-    """Convert every HBB of one frame; a box with no usable mask comes out as itself.
+                  tightness: str = DEFAULT_PARAMETERS["tightness"], class_ids=None, scene: bool = True,
+                  check: bool = True, keep_masks: bool = False) -> ImageConversion:
+    """Convert every HBB of one frame; a box without a usable, well-supported OBB comes out as itself.
 
     Parameters
     ----------
@@ -203,8 +120,18 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         The frame (converted to RGB).
     xyxy : array_like, shape (n, 4)
         HBBs as ``x1 y1 x2 y2`` in image pixels.
-    scale_factor, opening_kernel_percentage, imgsz, corner_radius
-        The converter's parameters (see :class:`ImageConverter`).
+    scale_factor, opening_kernel_percentage, imgsz, corner_radius, tightness
+        The converter's parameters (see :class:`ImageConverter`); ``"auto"`` tightness is
+        estimated from this frame's boxes.
+    class_ids : array_like of int, shape (n,), optional
+        The boxes' classes, for the class-level self-check (``None``: one class).
+    scene : bool
+        Let neighbours' orientations decide where a box's own pixels leave the diagonal open.
+    check : bool
+        The self-checks (on by default; off only to measure what they save): a box keeps its
+        HBB when its fitted box is less supported by the image than the HBB, and all boxes of a
+        class keep theirs when the class's fitted boxes follow the image's edges less than
+        their HBBs do (median over at least ``MIN_CLASS_BOXES`` boxes).
     keep_masks : bool
         Also return every box's window, mask and hull (for visualizations).
 
@@ -218,30 +145,44 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
     >>> frame = Image.new("RGB", (120, 80), (90, 90, 90))
     >>> ImageDraw.Draw(frame).polygon([(30, 50), (60, 20), (75, 35), (45, 65)], fill=(230, 230, 230))
     >>> result = convert_boxes(frame, [[30, 20, 75, 65]])
-    >>> bool(result.fallback[0]), result.corners.shape
-    (False, (1, 4, 2))
+    >>> bool(result.fallback[0]), result.corners.shape, bool(0 < result.confidence[0] <= 1)
+    (False, (1, 4, 2), True)
     """
     from PIL import Image
 
+    if tightness not in TIGHTNESS:
+        raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {tightness!r}")
     if isinstance(image, np.ndarray):
         image = Image.fromarray(np.asarray(image, dtype=np.uint8))
     if image.mode != "RGB":  # converting an RGB image would copy the whole frame
         image = image.convert("RGB")
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
+    segmentations = [segment_box(image, box, scale_factor=scale_factor,
+                                 opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz) for box in xyxy]
+    if tightness == "auto":
+        tightness = estimate_tightness(xyxy)
+    preferred = neighbour_axes(segmentations) if scene else [None] * len(segmentations)
+    results = [fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, prefer_axis=prefer,
+                       check=check, keep_masks=keep_masks) for segmentation, prefer in zip(segmentations, preferred)]
+    if check:
+        classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
+        for index in np.flatnonzero(classes_less_supported(results, classes)):
+            results[index] = BoxResult(None, results[index].window, results[index].mask, results[index].hull,
+                                       reason=REASON_CLASS_LESS_SUPPORTED)
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
-    kept = []
-    for index, box in enumerate(xyxy):
-        result = convert_box(image, box, scale_factor=scale_factor, opening_kernel_percentage=opening_kernel_percentage,
-                             imgsz=imgsz, corner_radius=corner_radius, keep_masks=keep_masks)
+    confidence = np.zeros(len(xyxy))
+    reasons, kept = [], []
+    for index, result in enumerate(results):
         if result.corners is None:
-            x1, y1, x2, y2 = box
-            result.corners = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], dtype=np.float64)
+            result.corners = hbb_corners(xyxy[index])
             fallback[index] = True
         corners[index] = result.corners
+        confidence[index] = result.confidence
+        reasons.append(result.reason)
         if keep_masks:
             kept.append(result)
-    return ImageConversion(corners, fallback, kept)
+    return ImageConversion(corners, fallback, kept, confidence, reasons, tightness)
 
 
 def validate_parameters(params: dict) -> dict:
@@ -256,6 +197,8 @@ def validate_parameters(params: dict) -> dict:
     radius = params["corner_radius"]
     if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not 0 <= radius <= 0.5:
         raise UsageError(f"corner_radius must be a number in [0, 0.5], got {radius!r}")
+    if params["tightness"] not in TIGHTNESS:
+        raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {params['tightness']!r}")
     return {**params, "imgsz": int(imgsz)}
 
 
@@ -294,13 +237,20 @@ class FrameConversion:
     conversion: ImageConversion
 
 
+def write_confidences(path: Path, confidence) -> None:
+    """One score per line (four decimals), row-aligned with the frame's OBB file, as the
+    reference tool's ``--confidence_dir`` writes them."""
+    Path(path).write_text("".join(f"{float(score):.4f}\n" for score in np.asarray(confidence).reshape(-1)),
+                          encoding="utf-8")
+
+
 def convert_frame(image_path: Path, hbb_path: Path, out_path: Optional[Path], params: dict,
-                  keep_masks: bool = False) -> FrameConversion:
+                  keep_masks: bool = False, confidence_path: Optional[Path] = None) -> FrameConversion:
     """Convert the prompts of one frame and write them to ``out_path`` (absolute-pixel YOLO-OBB).
 
     ``params`` holds the converter's parameters (missing ones take their defaults). Broken
     prompt lines are skipped (they are in ``label_file.problems``); ``out_path=None`` writes
-    nothing.
+    nothing. ``confidence_path`` also writes the per-box confidences there.
     """
     from hbb2obb.io import read_yolo_hbb, write_yolo_obb
 
@@ -308,9 +258,12 @@ def convert_frame(image_path: Path, hbb_path: Path, out_path: Optional[Path], pa
     label_file = read_yolo_hbb(hbb_path, strict=False)
     image = read_frame(image_path)
     xyxy = hbb_xyxy(label_file, image.size)
-    conversion = convert_boxes(image, xyxy, keep_masks=keep_masks, **_converter_kwargs(full))
+    conversion = convert_boxes(image, xyxy, class_ids=label_file.boxes.class_id, keep_masks=keep_masks,
+                               **_converter_kwargs(full))
     if out_path is not None:
         write_yolo_obb(out_path, label_file.boxes.with_corners(conversion.corners), decimals=1)
+    if confidence_path is not None:
+        write_confidences(confidence_path, conversion.confidence)
     return FrameConversion(label_file, image, xyxy, conversion)
 
 
@@ -331,7 +284,14 @@ class ImageConverter(Converter):
         Long side, in pixels, of the window each box is resampled to.
     corner_radius : float
         Corner rounding of the vehicles as a fraction of their breadth: how far inside the
-        rectangle's corners an HBB that hugs the vehicle sits.
+        rectangle's corners an HBB that hugs the vehicle sits (loose HBBs only).
+    tightness : {"auto", "tight", "loose"}
+        How the HBBs relate to the objects' rectangles. ``tight``: each HBB is the bounding box
+        of its object's rectangle (DOTA-HBB, any set boxed from OBBs), so the rectangle is
+        inscribed and touches all four sides; the fit holds the HBB nearly as a constraint and
+        searches the angle and the diagonal. ``loose``: hand-drawn HBBs that cut a vehicle's
+        rounded corners (``corner_radius``), one opinion beside the mask's. ``auto`` (default)
+        reads it per frame from the HBBs: tight when every side lies on a whole pixel.
 
     Examples
     --------
@@ -367,7 +327,8 @@ class ImageConverter(Converter):
         Writes ``out_dir/<name>.txt`` in absolute-pixel YOLO-OBB (one decimal). A label file
         without its image is an input error naming both; broken HBB lines are skipped and
         counted in ``details["skipped_hbb_lines"]``; ``details["fallbacks_per_file"]`` lists
-        the files that had fallbacks.
+        the files that had fallbacks, ``details["fallback_reasons"]`` counts them by reason and
+        ``details["tightness_per_file"]`` gives the reading each frame was fitted with.
         """
         from hbb2obb.io import find_image
 
@@ -382,7 +343,7 @@ class ImageConverter(Converter):
             raise InputError(f"{img_source}: image folder not found")
         out_dir.mkdir(parents=True, exist_ok=True)
         files = boxes = fallbacks = skipped = 0
-        per_file = {}
+        per_file, reasons, tightness = {}, {}, {}
         for path in sorted(hbb_dir.glob(f"*{LABEL_SUFFIX}")):
             image_path = find_image(Path(img_source), path.stem)
             if image_path is None:
@@ -395,13 +356,19 @@ class ImageConverter(Converter):
             skipped += len(frame.label_file.problems)
             if result.fallback.any():
                 per_file[path.name] = int(result.fallback.sum())
+            for reason in result.reasons:
+                if reason:
+                    reasons[reason] = reasons.get(reason, 0) + 1
+            tightness[path.name] = result.tightness
             if progress:
                 progress(1)
         return ConversionReport(files=files, boxes=boxes, fallbacks=fallbacks, seconds=time.perf_counter() - start,
-                                details={"skipped_hbb_lines": skipped, "fallbacks_per_file": per_file})
+                                details={"skipped_hbb_lines": skipped, "fallbacks_per_file": per_file,
+                                         "fallback_reasons": reasons, "tightness_per_file": tightness})
 
 
 def _converter_kwargs(params: dict) -> dict:
     return {"scale_factor": params["scale_factor"],
             "opening_kernel_percentage": float(params["opening_kernel_percentage"]),
-            "imgsz": int(params["imgsz"]), "corner_radius": float(params["corner_radius"])}
+            "imgsz": int(params["imgsz"]), "corner_radius": float(params["corner_radius"]),
+            "tightness": params["tightness"]}

@@ -75,8 +75,10 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     return Window(pixels, wx1, wy1, size[0] / (wx2 - wx1), size[1] / (wy2 - wy1))
 
 
-def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
+def dominant_axis(gray: np.ndarray, weight: np.ndarray, gradient: Optional[tuple] = None) -> float:
     """Direction (radians, in [-pi/4, pi/4]) of the dominant pair of perpendicular edge axes.
+
+    ``gradient`` is ``np.gradient(gray)`` when the caller has it already.
 
     Examples
     --------
@@ -85,7 +87,7 @@ def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
     >>> round(dominant_axis(stripes, np.ones_like(stripes)), 1)
     0.3
     """
-    gy, gx = np.gradient(np.asarray(gray, dtype=np.float64))
+    gy, gx = np.gradient(np.asarray(gray, dtype=np.float64)) if gradient is None else gradient
     # |g| exp(4i phi) by the double-angle formulas (no arctan2, no complex exp): with
     # c = gx^2 - gy^2 and s = 2 gx gy, it is (c^2 - s^2, 2 c s) / |g|^3; zero where g is.
     squared = gx * gx + gy * gy
@@ -94,6 +96,41 @@ def dominant_axis(gray: np.ndarray, weight: np.ndarray) -> float:
     real = float(((cos2 * cos2 - sin2 * sin2) * scale).sum())
     imag = float((2.0 * cos2 * sin2 * scale).sum())
     return math.atan2(imag, real) / 4.0
+
+
+def edge_axis(gray: np.ndarray, weight: np.ndarray) -> tuple[float, float]:
+    """Direction (radians, in [-pi/2, pi/2)) along which the edges run, and how clearly (0 to 1).
+
+    ``gray`` is ``(h, w)`` or ``(h, w, channels)``; the channels' structure tensors add up, so
+    an object that differs from its background in colour only still has edges.
+
+    The structure tensor's dominant gradient direction turned by 90 degrees: unlike
+    :func:`dominant_axis` it is defined modulo 180 degrees, so it tells the two diagonals of a
+    near-square box apart (an elongated object's long sides, and the gaps to neighbours lying
+    side by side, are its longest edges). The coherence ``(l1 - l2) / (l1 + l2)`` of the
+    tensor's eigenvalues is 0 for edges in every direction and 1 for edges in one.
+
+    Examples
+    --------
+    >>> y, x = np.mgrid[0:40, 0:40]
+    >>> stripes = np.sin(0.5 * (x * np.cos(0.3) + y * np.sin(0.3)))  # edges run across 0.3 rad
+    >>> angle, coherence = edge_axis(stripes, np.ones_like(stripes))
+    >>> round(angle, 1), coherence > 0.9
+    (-1.3, True)
+    """
+    values = np.asarray(gray, dtype=np.float64)
+    jxx = jyy = jxy = 0.0
+    for channel in (values[..., k] for k in range(values.shape[2])) if values.ndim == 3 else (values,):
+        gy, gx = np.gradient(channel)
+        jxx += float((gx * gx * weight).sum())
+        jyy += float((gy * gy * weight).sum())
+        jxy += float((gx * gy * weight).sum())
+    total = jxx + jyy
+    if total <= 0:
+        return 0.0, 0.0
+    coherence = math.hypot(jxx - jyy, 2.0 * jxy) / total
+    gradient = 0.5 * math.atan2(2.0 * jxy, jxx - jyy)
+    return (gradient + math.pi) % math.pi - math.pi / 2, coherence
 
 
 def rough_sides(width: float, height: float, theta: float) -> tuple[float, float]:
@@ -189,18 +226,104 @@ def wrap_quarter(angle: float) -> float:
     return (angle + math.pi / 4) % (math.pi / 2) - math.pi / 4
 
 
+def wrap_half(angle: float) -> float:
+    """An angle difference folded into [-pi/2, pi/2) (directions of lines are modulo 180 degrees)."""
+    return (angle + math.pi / 2) % math.pi - math.pi / 2
+
+
 def long_axis(rect: np.ndarray) -> float:
     first, second = rect[1] - rect[0], rect[2] - rect[1]
     edge = first if first @ first >= second @ second else second
     return math.atan2(edge[1], edge[0])
 
 
-def inside_rectangle(window: Window, rect: np.ndarray) -> np.ndarray:
-    """Boolean ``(h, w)``: working pixel centres inside the rectangle ``rect`` (image coords)."""
+
+
+def rectangle_coordinates(window: Window, rect: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Every working pixel centre in the rectangle's own frame: ``(a, b)`` in units of its sides.
+
+    ``|a| <= 0.5`` and ``|b| <= 0.5`` is inside; the side lengths are returned beside, so that a
+    distance in image pixels is ``a * first`` or ``b * second``.
+    """
     centre = rect.mean(axis=0)
     first, second = rect[1] - rect[0], rect[3] - rect[0]
     dx = window.centres_x[None, :] - centre[0]
     dy = window.centres_y[:, None] - centre[1]
-    a = (dx * first[0] + dy * first[1]) / (first @ first)
-    b = (dx * second[0] + dy * second[1]) / (second @ second)
+    first_length, second_length = math.sqrt(first @ first), math.sqrt(second @ second)
+    a = (dx * first[0] + dy * first[1]) / (first_length * first_length)
+    b = (dx * second[0] + dy * second[1]) / (second_length * second_length)
+    return a, b, first_length, second_length
+
+
+def region_contrast(window: Window, values: np.ndarray, rect: np.ndarray, band: float) -> float:
+    """Mean of ``values`` inside ``rect`` minus their mean in the band of ``band`` px around it.
+
+    The band is clipped to the window; ``-inf`` when either part holds no working pixel (a box
+    with nothing to compare is supported by nothing).
+
+    Examples
+    --------
+    >>> w = Window(np.zeros((20, 20, 3)), 0.0, 0.0, 1.0, 1.0)
+    >>> values = np.zeros((20, 20)); values[5:15, 5:15] = 1.0
+    >>> square = np.array([[5, 5], [15, 5], [15, 15], [5, 15]], float)
+    >>> region_contrast(w, values, square, 3.0), region_contrast(w, values, square + 2, 3.0) < 1
+    (1.0, True)
+    """
+    a, b, first, second = rectangle_coordinates(window, rect)
+    inside = (np.abs(a) <= 0.5) & (np.abs(b) <= 0.5)
+    grown = (np.abs(a) <= 0.5 + band / max(first, 1e-9)) & (np.abs(b) <= 0.5 + band / max(second, 1e-9))
+    ring = grown & ~inside
+    if not inside.any() or not ring.any():
+        return -math.inf
+    return float(values[inside].mean() - values[ring].mean())
+
+
+def inside_rectangle(window: Window, rect: np.ndarray) -> np.ndarray:
+    """Boolean ``(h, w)``: working pixel centres inside the rectangle ``rect`` (image coords)."""
+    a, b, _, _ = rectangle_coordinates(window, rect)
     return (np.abs(a) <= 0.5) & (np.abs(b) <= 0.5)
+
+
+def edge_support(window: Window, gradient: tuple[np.ndarray, np.ndarray], rect: np.ndarray,
+                 trim: float = 0.1) -> float:
+    """Mean image gradient across the sides of ``rect``: how well its outline follows edges.
+
+    Samples every side about once per working pixel (leaving out ``trim`` of its length at each
+    corner, where two edges meet), takes the gradient at the nearest working pixel and keeps its
+    component along the side's normal. Samples outside the window are left out; ``0.0`` when
+    none is inside.
+
+    Parameters
+    ----------
+    gradient : (ndarray, ndarray)
+        ``(gy, gx)`` of the window's grey values per working pixel (``np.gradient``).
+
+    Examples
+    --------
+    >>> gray = np.zeros((40, 40)); gray[10:30, 10:30] = 1.0
+    >>> w = Window(np.zeros((40, 40, 3)), 0.0, 0.0, 1.0, 1.0)
+    >>> g = np.gradient(gray)
+    >>> on = np.array([[10, 10], [30, 10], [30, 30], [10, 30]], float)
+    >>> edge_support(w, g, on) > 4 * edge_support(w, g, on + 5)
+    True
+    """
+    gy, gx = gradient
+    height, width = gx.shape
+    total, count = 0.0, 0
+    for start, end in zip(rect, np.roll(rect, -1, axis=0)):
+        side = end - start
+        length_px = math.hypot(side[0] * window.sx, side[1] * window.sy)
+        steps = max(2, int(length_px))
+        t = np.linspace(trim, 1.0 - trim, steps)
+        points = start + t[:, None] * side
+        cols = np.floor((points[:, 0] - window.x0) * window.sx).astype(int)
+        rows = np.floor((points[:, 1] - window.y0) * window.sy).astype(int)
+        ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
+        if not ok.any():
+            continue
+        normal = np.array([-side[1] * window.sy, side[0] * window.sx])  # in working pixels
+        normal /= max(np.hypot(*normal), 1e-12)
+        across = gx[rows[ok], cols[ok]] * normal[0] + gy[rows[ok], cols[ok]] * normal[1]
+        total += float(np.abs(across).sum())
+        count += int(ok.sum())
+    return total / count if count else 0.0

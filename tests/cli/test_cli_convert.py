@@ -91,7 +91,8 @@ def test_fallbacks_are_counted_and_warned(dataset, tmp_path):
                                        "--obb_dir", str(tmp_path / "obb"), "-nb"])
     assert result.exit_code == 0, result.output
     assert summary_numbers(result.stdout) == (3, 1, 1)
-    assert f"{name}.txt:3: no usable mask" in result.stderr
+    assert f"{name}.txt:3: degenerate box; the HBB was written as the OBB" in result.stderr  # the reason
+    assert "  1: degenerate box" in result.stdout
     assert f"{name}.txt:4: field 2 is not a number" in result.stderr
 
 
@@ -150,3 +151,44 @@ def test_params_from_reads_the_axes_of_the_best_point_of_a_sweep(tmp_path):
     assert result.exit_code == 2 and "holds none of" in result.stderr
     result = CliRunner().invoke(main, [str(tmp_path), "--params_from", str(tmp_path / "missing.yaml")])
     assert result.exit_code == 2 and "results file not found" in result.stderr
+
+
+def test_confidence_dir_writes_one_score_per_obb_line(dataset, tmp_path):
+    hbb = tmp_path / "hbb"
+    hbb.mkdir()
+    name = dataset.frame_names[0]
+    lines = (dataset.hbb_dir / f"{name}.txt").read_text().splitlines()[:3]
+    (hbb / f"{name}.txt").write_text("\n".join(lines + ["0 100 100 0 30", "0 x 1 2 3"]) + "\n")
+    result = run(dataset.images_dir / f"{name}.jpg", "--hbb_dir", hbb, "--obb_dir", tmp_path / "obb",
+                 "--confidence_dir", tmp_path / "conf", "-nb")
+    assert result.exit_code == 0, result.output
+    scores = (tmp_path / "conf" / f"{name}.txt").read_text().splitlines()
+    obb_lines = (tmp_path / "obb" / f"{name}.txt").read_text().splitlines()
+    assert len(scores) == len(obb_lines) == 4  # the broken line is in neither
+    assert all(re.fullmatch(r"\d\.\d{4}", s) for s in scores)
+    values = [float(s) for s in scores]
+    assert all(0 <= v <= 1 for v in values) and values[3] == 0.0  # the degenerate box fell back
+    assert f"Confidences: {tmp_path / 'conf'}" in result.stdout
+
+
+def test_bare_confidence_dir_is_the_reference_default(dataset, tmp_path):
+    images = tmp_path / "set" / "images"
+    images.mkdir(parents=True)
+    name = dataset.frame_names[0]
+    (images / f"{name}.jpg").write_bytes((dataset.images_dir / f"{name}.jpg").read_bytes())
+    result = run(images, "--hbb_dir", dataset.hbb_dir, "--obb_dir", tmp_path / "obb", "-nb", "--confidence_dir")
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "set" / "labels_confidence" / f"{name}.txt").read_text().splitlines()
+    assert len(written) == len((tmp_path / "obb" / f"{name}.txt").read_text().splitlines())
+
+
+def test_tightness_flag_reaches_the_converter(dataset, tmp_path):
+    common = [dataset.images_dir, "--hbb_dir", dataset.hbb_dir, "-nb"]
+    tight = run(*common, "--obb_dir", tmp_path / "t", "--tightness", "tight")
+    loose = run(*common, "--obb_dir", tmp_path / "l", "-ti", "loose")
+    assert tight.exit_code == 0 and loose.exit_code == 0, tight.output + loose.output
+    assert "HBB tightness: tight (2 frames)" in tight.stdout and "HBB tightness: loose (2 frames)" in loose.stdout
+    name = dataset.frame_names[0]
+    assert (tmp_path / "t" / f"{name}.txt").read_text() != (tmp_path / "l" / f"{name}.txt").read_text()
+    bad = run(*common, "--obb_dir", tmp_path / "b", "--tightness", "snug")
+    assert bad.exit_code == 2 and "snug" in bad.output

@@ -215,12 +215,24 @@ def test_registered_with_its_parameters():
         ({"imgsz": 8}, "imgsz"),
         ({"imgsz": 64.5}, "imgsz"),
         ({"corner_radius": 0.7}, "corner_radius"),
+        ({"tightness": "snug"}, "tightness"),
+        ({"tightness": None}, "tightness"),
         ({"kernel": 3}, "no parameter 'kernel'"),
     ],
 )
 def test_bad_parameters_are_usage_errors(params, message):
     with pytest.raises(UsageError, match=message):
         ImageConverter().check_parameters(params)
+
+
+def test_tightness_is_a_converter_parameter_a_sweep_can_set(tmp_path):
+    write_dataset(tmp_path, SCENE[:3])
+    assert ImageConverter.parameters["tightness"] == "auto"
+    reports = {value: ImageConverter().convert(tmp_path / "hbb", tmp_path / value, {"tightness": value},
+                                               img_source=tmp_path / "images") for value in ("tight", "loose")}
+    assert {v: r.details["tightness_per_file"] for v, r in reports.items()} == {
+        "tight": {"f0001.txt": "tight"}, "loose": {"f0001.txt": "loose"}}
+    assert (tmp_path / "tight" / "f0001.txt").read_text() != (tmp_path / "loose" / "f0001.txt").read_text()
 
 
 def test_parameters_accept_a_scale_factor_pair_and_whole_float_imgsz():
@@ -269,7 +281,9 @@ def test_convert_folder_counts_fallbacks_and_skipped_lines(tmp_path):
     report = ImageConverter().convert(tmp_path / "hbb", tmp_path / "obb", {}, img_source=tmp_path / "images",
                                       progress=ticks.append)
     assert (report.files, report.boxes, report.fallbacks) == (2, 2, 1)
-    assert report.details == {"skipped_hbb_lines": 2, "fallbacks_per_file": {"f0001.txt": 1}}
+    assert report.details == {"skipped_hbb_lines": 2, "fallbacks_per_file": {"f0001.txt": 1},
+                              "fallback_reasons": {"degenerate box": 1},
+                              "tightness_per_file": {"empty.txt": "loose", "f0001.txt": "tight"}}  # whole pixels
     assert ticks == [1, 1]
     rows = (tmp_path / "obb" / "f0001.txt").read_text().splitlines()
     assert [r.split()[0] for r in rows] == ["3", "1"]  # classes kept, in file order

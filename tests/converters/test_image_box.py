@@ -1,0 +1,161 @@
+"""The ``image`` converter's per-box stages: axes, supports, the self-check, tightness, confidence."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import shapely
+from PIL import Image, ImageDraw, ImageFilter
+
+from hbb2obb.converters.image import convert_boxes
+from hbb2obb.converters.image_box import (
+    REASON_LESS_SUPPORTED,
+    REASON_NO_MASK,
+    Candidate,
+    candidate_axes,
+    fit_box,
+    hbb_corners,
+    segment_box,
+)
+from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, region_contrast
+from hbb2obb.geometry.hull import mask_outline_points
+from hbb2obb.errors import UsageError
+
+
+def rectangle(centre, length, breadth, angle_deg) -> np.ndarray:
+    t = math.radians(angle_deg)
+    u = np.array([math.cos(t), math.sin(t)]) * length / 2
+    v = np.array([-math.sin(t), math.cos(t)]) * breadth / 2
+    c = np.asarray(centre, dtype=float)
+    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
+
+
+def iou(a, b) -> float:
+    pa, pb = shapely.Polygon(a), shapely.Polygon(b)
+    return pa.intersection(pb).area / pa.union(pb).area
+
+
+def marina(angle_deg=45, n=5, size=(360, 240), length=44.0, breadth=14.0, gap=20.0):
+    """Dark water with a row of sharp-cornered bright boats side by side, all at one angle."""
+    image = Image.new("RGB", size, (30, 45, 50))
+    draw = ImageDraw.Draw(image)
+    t = math.radians(angle_deg)
+    across = np.array([-math.sin(t), math.cos(t)])
+    truths = []
+    for k in range(n):
+        centre = np.array([size[0] / 2, size[1] / 2]) + (k - (n - 1) / 2) * gap * across
+        corners = rectangle(centre, length, breadth, angle_deg)
+        draw.polygon([tuple(p) for p in corners], fill=(215, 215, 205))
+        truths.append(corners)
+    return image.filter(ImageFilter.BoxBlur(0.5)), truths
+
+
+# ----------------------------------------------------------------------------- edge direction and supports
+
+@pytest.mark.parametrize("angle", [20, 45, 135, 160])
+def test_edge_axis_tells_the_two_diagonals_apart(angle):
+    image, truths = marina(angle, n=1)
+    pixels = np.asarray(image, dtype=float)
+    found, coherence = edge_axis(pixels, np.ones(pixels.shape[:2]))
+    difference = (math.degrees(found) - angle + 90) % 180 - 90  # a line direction: modulo 180
+    assert abs(difference) < 3 and coherence > 0.2
+
+
+def test_candidate_axes_needs_coherence_to_pick_a_diagonal():
+    assert candidate_axes(30, 30, math.radians(45), edge=math.radians(-45), coherence=0.9) == [math.radians(135)]
+    assert candidate_axes(30, 30, math.radians(45), edge=math.radians(44), coherence=0.9) == [math.radians(45)]
+    assert len(candidate_axes(30, 30, 0.3, edge=0.3, coherence=0.0)) == 2
+    assert candidate_axes(60, 20, 0.1, edge=1.6, coherence=1.0) == [0.1]  # an elongated HBB decides itself
+
+
+def test_edge_support_and_region_contrast_prefer_the_true_outline():
+    gray = np.zeros((60, 60))
+    gray[20:40, 10:50] = 1.0
+    window = Window(np.repeat(gray[..., None], 3, axis=2), 0.0, 0.0, 1.0, 1.0)
+    truth = np.array([[10, 20], [50, 20], [50, 40], [10, 40]], float)
+    shifted = truth + [0, 6]
+    gradient = np.gradient(gray)
+    assert edge_support(window, gradient, truth) > 2 * edge_support(window, gradient, shifted)
+    assert region_contrast(window, gray, truth, 4.0) == pytest.approx(1.0)
+    assert region_contrast(window, gray, shifted, 4.0) < 0.8
+    outside = truth + 500  # no pixel of the window: nothing supports it
+    assert edge_support(window, gradient, outside) == 0.0 and region_contrast(window, gray, outside, 4.0) == -math.inf
+
+
+# ----------------------------------------------------------------------------- tightness
+
+def tight_hbb(corners):
+    return (*np.floor(corners.min(axis=0)), *np.ceil(corners.max(axis=0)))
+
+
+def test_tight_reading_recovers_boats_in_a_row_that_loose_reading_swells():
+    image, truths = marina(45)
+    hbbs = [tight_hbb(t) for t in truths]
+    tight = convert_boxes(image, hbbs, tightness="tight")
+    loose = convert_boxes(image, hbbs, tightness="loose", check=False)
+    auto = convert_boxes(image, hbbs)  # whole-pixel HBBs: read as tight
+    scores = {name: [iou(c, t) for c, t in zip(result.corners, truths)] for name, result in
+              (("tight", tight), ("loose", loose))}
+    assert auto.tightness == "tight" and loose.tightness == "loose"
+    assert np.allclose(auto.corners, tight.corners)
+    assert min(scores["tight"][1:-1]) > 0.9 and np.mean(scores["tight"]) > np.mean(scores["loose"]) + 0.1, scores
+    # The boats at the row's ends come out worst, and the confidence says so.
+    worst = set(np.argsort(scores["tight"])[:2].tolist())
+    assert set(np.argsort(tight.confidence)[:2].tolist()) == worst
+    angles = [math.degrees(math.atan2(*(c[1] - c[0])[::-1])) % 180 for c in tight.corners[~tight.fallback]]
+    assert all(abs((a - 45 + 90) % 180 - 90) < 6 or abs((a - 135 + 90) % 180 - 90) < 6 for a in angles)
+
+
+def test_fractional_hbbs_are_read_as_loose_and_bad_tightness_is_refused():
+    image, truths = marina(45, n=1)
+    hbb = [np.r_[truths[0].min(axis=0) - 0.25, truths[0].max(axis=0) + 0.25]]
+    assert convert_boxes(image, hbb).tightness == "loose"
+    with pytest.raises(UsageError, match="tightness"):
+        convert_boxes(image, hbb, tightness="snug")
+
+
+# ----------------------------------------------------------------------------- the self-check and confidence
+
+def test_a_fit_less_supported_than_its_hbb_keeps_the_hbb():
+    """An axis-aligned bright block filling its HBB, with a (wrong) diagonal mask forced in."""
+    image = Image.new("RGB", (120, 120), (40, 40, 40))
+    ImageDraw.Draw(image).rectangle([40, 40, 79, 79], fill=(220, 220, 220))
+    hbb = (40.0, 40.0, 80.0, 80.0)
+    segmentation = segment_box(image, hbb, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
+    assert segmentation.candidates and not segmentation.reason
+    honest = fit_box(segmentation, tight=True, corner_radius=0.0)
+    assert honest.corners is not None and iou(honest.corners, hbb_corners(hbb)) > 0.9
+    # Force a thin diagonal mask: the rectangle it suggests crosses the block.
+    window = segmentation.window
+    rows, cols = np.mgrid[0:window.pixels.shape[0], 0:window.pixels.shape[1]]
+    x, y = window.x0 + (cols + 0.5) / window.sx, window.y0 + (rows + 0.5) / window.sy
+    diagonal = (np.abs((x - 60) - (y - 60)) < 5) & window.inside(hbb)
+    wrong = Candidate(math.pi / 4, math.pi / 4, diagonal, window.to_image(mask_outline_points(diagonal)),
+                      segmentation.candidates[0].evidence)
+    segmentation.candidates = [wrong]
+    unchecked = fit_box(segmentation, tight=False, corner_radius=0.0, check=False)
+    assert unchecked.corners is not None and iou(unchecked.corners, hbb_corners(hbb)) < 0.7
+    checked = fit_box(segmentation, tight=False, corner_radius=0.0)
+    assert checked.corners is None and checked.reason == REASON_LESS_SUPPORTED and checked.confidence == 0.0
+    assert checked.support < checked.hbb_support and checked.edges < checked.hbb_edges
+
+
+def test_confidence_is_in_the_unit_interval_and_zero_for_fallbacks():
+    image, truths = marina(30, n=3)
+    hbbs = [tight_hbb(t) for t in truths] + [(300.0, 10.0, 330.0, 40.0)]  # the last: open water
+    result = convert_boxes(image, hbbs, class_ids=[0, 0, 0, 1])
+    assert result.confidence.shape == (4,) and ((result.confidence >= 0) & (result.confidence <= 1)).all()
+    assert result.fallback[3] and result.confidence[3] == 0.0 and result.reasons[3] == REASON_NO_MASK
+    assert (result.confidence[:3] > 0).all() and not result.fallback[:3].any()
+    assert [bool(r) for r in result.reasons] == result.fallback.tolist()
+
+
+def test_neighbours_decide_a_box_whose_pixels_leave_the_diagonal_open():
+    image, truths = marina(45, n=5)
+    hbbs = [tight_hbb(t) for t in truths]
+    with_scene = convert_boxes(image, hbbs, tightness="tight")
+    without = convert_boxes(image, hbbs, tightness="tight", scene=False)
+    score = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (with_scene, without)]
+    assert score[0] >= score[1] - 1e-9  # neighbours never make a clean row worse
