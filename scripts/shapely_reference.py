@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deliberately naive reference evaluator for oriented bounding boxes.
 
-This is the straightforward algorithm of SPEC sections 2-3 (matching and the
+This is the straightforward algorithm of docs/metrics.md §2-3 (matching and the
 metric dict), written the way a naive evaluator would: one Python loop over
 every (ground truth, prediction) pair of a frame, one shapely polygon
 intersection and union per pair. It exists for two reasons:
@@ -175,7 +175,7 @@ def reference_evaluate(
     img_width=None,
     img_height=None,
 ):
-    """Score the OBB predictions in ``pred_dir`` against ``gt_dir`` (SPEC 2-3)."""
+    """Score the OBB predictions in ``pred_dir`` against ``gt_dir`` (docs/metrics.md §2-3)."""
     excluded = {int(c) for c in excluded_classes}
     if exclude_edge_cases and (img_width is None or img_height is None):
         raise ValueError("exclude_edge_cases needs img_width and img_height")

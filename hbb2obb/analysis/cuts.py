@@ -1,4 +1,4 @@
-"""Where the score comes from: cuts of the matched pairs by properties of the ground truth (SPEC 5).
+"""Where the score comes from: cuts of the matched pairs by properties of the ground truth (docs/metrics.md §5).
 
 COCOeval style: one :class:`~hbb2obb.scoring.evaluate.MatchTable` is accumulated by
 :func:`~hbb2obb.scoring.evaluate.evaluate_frames`, and every cut here is a set of boolean masks over its
@@ -236,7 +236,7 @@ def class_cut(props: GroundTruthProperties, label_map: Optional[dict] = None) ->
 
 
 def group_statistics(ious, angle_errors) -> dict:
-    """Statistics of one group of matched pairs (SPEC 5); every value is 0 for an empty group.
+    """Statistics of one group of matched pairs (docs/metrics.md §5); every value is 0 for an empty group.
 
     Examples
     --------
@@ -399,7 +399,7 @@ def _controlled_name(props: GroundTruthProperties) -> str:
 def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: Optional[dict] = None, *,
             identity: Optional[dict] = None, comparison: Optional[dict] = None,
             boundary_classes: Sequence[int] = (), worst: int = 0) -> dict:
-    """Every cut of SPEC 5 as plain data (lists, dicts, numbers, strings).
+    """Every cut of docs/metrics.md §5 as plain data (lists, dicts, numbers, strings).
 
     Parameters
     ----------

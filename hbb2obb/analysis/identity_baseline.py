@@ -1,4 +1,4 @@
-"""The identity baseline: the HBB prompt emitted unchanged as an OBB (SPEC 5, "against doing nothing").
+"""The identity baseline: the HBB prompt emitted unchanged as an OBB (docs/metrics.md §5, "against doing nothing").
 
 A horizontal box is already a valid oriented box, so scoring the prompts themselves against the
 ground truth tells what the conversion added. The prompts are matched to the ground-truth rows of

@@ -1,5 +1,5 @@
 """``hbb2obb-analyze GT_DIR PRED_DIR``: where the score comes from, which boxes to fix, and
-whether A beat B (SPEC 5)."""
+whether A beat B (docs/metrics.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hbb2obb-eval GT_DIR PRED_DIR``: score converted OBBs against ground truth (SPEC 4)."""
+"""``hbb2obb-eval GT_DIR PRED_DIR``: score converted OBBs against ground truth (docs/metrics.md §3-4)."""
 
 from __future__ import annotations
 

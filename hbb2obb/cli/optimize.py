@@ -1,4 +1,4 @@
-"""``hbb2obb-optimize IMG_SOURCE GT_DIR``: sweep a converter's parameters, or run a benchmark (SPEC 6)."""
+"""``hbb2obb-optimize IMG_SOURCE GT_DIR``: sweep a converter's parameters, or run a benchmark (docs/metrics.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Orientation of boxes and the angle between two orientations (SPEC section 3).
+"""Orientation of boxes and the angle between two orientations (docs/metrics.md §2).
 
 Angles are in degrees. An orientation is a direction modulo 180, in [0, 180); the error
 between two orientations is at most 90.

@@ -39,7 +39,7 @@ class LabelFile:
     problems : tuple of LabelProblem
         Lines that were skipped (only with ``strict=False``).
     normalized : bool or None
-        Whether every |coordinate| is at most 2 (SPEC 1); ``None`` for a file with no boxes.
+        Whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` for a file with no boxes.
     """
 
     path: Path
@@ -106,11 +106,11 @@ class ProblemSink:
         self.problems.append(LabelProblem(self.path, line, reason))
 
 
-NORMALIZED_LIMIT = 2.0  # SPEC 1: a box fitted at the border reaches -0.005 or 1.008; no pixel frame fits in 2 px
+NORMALIZED_LIMIT = 2.0  # docs/metrics.md §1: a box fitted at the border reaches -0.005 or 1.008; no pixel frame fits in 2 px
 
 
 def looks_normalized(corners: np.ndarray) -> Optional[bool]:
-    """Whether every |coordinate| is at most 2 (SPEC 1); ``None`` when there are none."""
+    """Whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` when there are none."""
     if corners.size == 0:
         return None
     return bool(corners.min() >= -NORMALIZED_LIMIT and corners.max() <= NORMALIZED_LIMIT)

@@ -209,7 +209,7 @@ class _FastRows:
             first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
             flat = corners.reshape(-1)  # per file over all its coordinates
             inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & (
-                np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)  # SPEC 1: |v| <= 2, past the edge too
+                np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)  # docs/metrics.md §1: |v| <= 2, past the edge too
             normalized[file[first]] = inside
             has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
         if width == 9:
@@ -273,7 +273,7 @@ class LabelBatch:
 
     @property
     def normalized(self) -> list:
-        """Per file: whether every |coordinate| is at most 2 (SPEC 1); ``None`` for a file with no boxes."""
+        """Per file: whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` for a file with no boxes."""
         return [_as_flag(code) for code in self.rows.normalized.tolist()]
 
     def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:

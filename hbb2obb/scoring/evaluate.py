@@ -39,7 +39,7 @@ class Hbb2ObbWarning(UserWarning):
 
 @dataclass(frozen=True)
 class EvalSettings:
-    """Matching settings of SPEC 2; validated on construction."""
+    """Matching settings of docs/metrics.md §2; validated on construction."""
 
     excluded_classes: tuple = ()
     iou_threshold: float = 0.1
@@ -398,7 +398,7 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
 
 
 def summarize(result: EvaluationResult) -> dict:
-    """The metric dict of SPEC 3 from an accumulated run."""
+    """The metric dict of docs/metrics.md §3 from an accumulated run."""
     table, settings, health = result.table, result.settings, result.health
     matched = table.matched
     metrics = {
@@ -477,7 +477,7 @@ def evaluate_obb(
     Returns
     -------
     dict
-        The metric dict of SPEC 3: counts, IoU and angle statistics, ``class_stats`` per
+        The metric dict of docs/metrics.md §3: counts, IoU and angle statistics, ``class_stats`` per
         ground-truth class, the settings, and the input-health counters.
 
     Raises

@@ -1,4 +1,4 @@
-"""Matching ground truth to predictions from scored candidate pairs (SPEC 2).
+"""Matching ground truth to predictions from scored candidate pairs (docs/metrics.md §2).
 
 Works on flat arrays of candidate pairs so that many frames are matched in one call: the
 caller gives every pair a global ground-truth and prediction index, and pairs never cross

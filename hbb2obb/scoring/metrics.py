@@ -1,4 +1,4 @@
-"""The metric dict (SPEC 3): statistics of matched pairs, overall and per class."""
+"""The metric dict (docs/metrics.md §3): statistics of matched pairs, overall and per class."""
 
 from __future__ import annotations
 

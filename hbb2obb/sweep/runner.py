@@ -1,4 +1,4 @@
-"""Grid sweeps of a converter (SPEC 6): expand a grid, score every point, keep results on disk.
+"""Grid sweeps of a converter (docs/metrics.md §6): expand a grid, score every point, keep results on disk.
 
 Four small pieces, so each can be swapped alone:
 
@@ -50,7 +50,7 @@ DEFAULT_AXIS_VALUES = {
 #: Command-line and config spellings of the reference tool, mapped to parameter names.
 AXIS_SPELLINGS = {"scale_factors": "scale_factor", "opening_kernels": "opening_kernel_percentage"}
 
-#: Keys of a record that are not grid axes: the metric dict of SPEC 3 and the bookkeeping.
+#: Keys of a record that are not grid axes: the metric dict of docs/metrics.md §3 and the bookkeeping.
 METRIC_KEYS = (
     "total_gt", "total_pred", "total_matches", "total_unmatched_gt", "total_unmatched_pred",
     "cross_class_matches", "total_edge_cases", "avg_iou", "std_iou", "sem_iou", "median_iou",
@@ -195,7 +195,7 @@ class EvalSpec:
 
 def run_grid_point(converter_name: str, converter_options: dict, params: dict, inputs: SweepInputs,
                    evaluation: EvalSpec) -> dict:
-    """Convert and score one grid point; the record of SPEC 6 as a plain dict.
+    """Convert and score one grid point; the record of docs/metrics.md §6 as a plain dict.
 
     ``status`` is ``"ok"`` (with the metric keys), ``"failed"`` when the converter failed
     (``error`` holds why; the sweep goes on) or ``"error"`` when the inputs are unusable (a

@@ -1,4 +1,4 @@
-"""Tests of hbb2obb.geometry.angles: orientation and angle errors (SPEC section 3)."""
+"""Tests of hbb2obb.geometry.angles: orientation and angle errors (docs/metrics.md §2)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def rectangle(cx, cy, w, h, degrees):
 
 
 def reference_orientation(corners) -> float:
-    """SPEC wording, one box at a time, in plain Python."""
+    """The wording of docs/metrics.md §2, one box at a time, in plain Python."""
     (x1, y1), (x2, y2), (x3, y3) = corners[0], corners[1], corners[2]
     first, second = (x2 - x1, y2 - y1), (x3 - x2, y3 - y2)
     dx, dy = second if second[0] ** 2 + second[1] ** 2 > first[0] ** 2 + first[1] ** 2 else first

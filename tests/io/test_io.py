@@ -1,4 +1,4 @@
-"""Label readers: formats, encodings, and the bad-input rule (SPEC 1)."""
+"""Label readers: formats, encodings, and the bad-input rule (docs/metrics.md §1)."""
 
 import numpy as np
 import pytest
@@ -416,7 +416,7 @@ def test_batch_reads_unclean_files_in_the_order_given_and_slices_equal_masks(tmp
 
 
 def test_a_normalized_box_reaching_past_the_frame_edge_keeps_its_file_normalized(tmp_path):
-    """SPEC 1: |v| <= 2 is normalized; a fitted box at the border reaches -0.004 or 1.0005."""
+    """docs/metrics.md §1: |v| <= 2 is normalized; a fitted box at the border reaches -0.004 or 1.0005."""
     from hbb2obb.io.yolo_obb import read_obb_batch
 
     path = tmp_path / "edge.txt"

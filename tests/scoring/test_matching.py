@@ -1,4 +1,4 @@
-"""Matching rules of SPEC 2 on hand-built candidate tables."""
+"""Matching rules of docs/metrics.md §2 on hand-built candidate tables."""
 
 import numpy as np
 import pytest
