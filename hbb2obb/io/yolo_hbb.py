@@ -10,6 +10,7 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
+    describe_bad_class_id,
     describe_bad_number,
     looks_normalized,
     parse_class_id,
@@ -35,13 +36,13 @@ def read_yolo_hbb(path: str | Path, *, strict: bool) -> LabelFile:
     path = Path(path)
     sink = ProblemSink(path, strict)
     classes, values, lines, scores = [], [], [], []
-    for number, fields in split_lines(path):
+    for number, fields in split_lines(path, sink):
         if len(fields) not in (5, 6):
             sink.report(number, f"expected 5 fields (class xc yc w h) or 6 (with confidence), found {len(fields)}")
             continue
         class_id = parse_class_id(fields[0])
         if class_id is None:
-            sink.report(number, f"class id is not an integer: {fields[0]!r}")
+            sink.report(number, describe_bad_class_id(fields[0]))
             continue
         parsed = [parse_number(t) for t in fields[1:]]
         bad = next((i for i, v in enumerate(parsed) if v is None), None)
