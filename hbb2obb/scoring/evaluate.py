@@ -23,6 +23,7 @@ from hbb2obb.errors import UsageError
 from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.matching import match_pairs
 from hbb2obb.scoring.metrics import class_statistics, dense_classes, pair_statistics
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
@@ -52,8 +53,8 @@ class EvalSettings:
         object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
         if not 0.0 <= float(self.iou_threshold) < 1.0:
             raise UsageError(f"iou threshold must be in [0, 1), got {self.iou_threshold}")
-        if self.edge_tolerance < 0:
-            raise UsageError(f"edge tolerance must not be negative, got {self.edge_tolerance}")
+        if not 0 <= float(self.edge_tolerance) < float("inf"):  # nan fails too
+            raise UsageError(f"edge tolerance must be a non-negative finite number, got {self.edge_tolerance}")
         if self.missing_pred not in MISSING_PRED_POLICIES:
             raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}")
         if not 0.0 < float(self.spatial_threshold) <= 1.0:
@@ -103,6 +104,7 @@ class EvaluationResult:
     plan: FramePlan
     health: FrameHealth
     warnings: list = field(default_factory=list)
+    label_map: Optional[dict] = None
 
     @property
     def metrics(self) -> dict:
@@ -266,7 +268,7 @@ def evaluate_frames(
             health.add(chunk_health)
             if progress:
                 progress(len(batch))
-    result = EvaluationResult(_join(chunks), settings, plan, health)
+    result = EvaluationResult(_join(chunks), settings, plan, health, label_map=label_map or None)
     result.warnings.extend(_warnings_of(result, sizes))
     return result
 
@@ -278,6 +280,8 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
            for p in result.plan.missing_pred]
     out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")
             for p in result.plan.orphan_pred]
+    out += [("broken link", f"prediction file {p} is a broken symbolic link: read as missing")
+            for p in result.plan.broken_pred_links]
     per_file = Counter(problem.path for problem in result.health.problems)
     seen_files = set()
     for problem in result.health.problems:
@@ -293,11 +297,19 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     elif sides and not sizes.known:
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
+    for side, (normalized, pixels) in sorted(result.health.mixed_files.items()):
+        scaled = "normalized files are scaled to pixels" if sizes.known else \
+            "give --img_source or --img_width/--img_height to scale the normalized ones"
+        out.append(("coordinates", f"the {side} mix normalized and pixel files (normalized: {Path(normalized).name}, "
+                    f"pixels: {Path(pixels).name}): {scaled}; check the data set"))
     if result.health.reordered_boxes:
         out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))
     if result.health.degenerate_boxes:
         out.append(("geometry", f"{result.health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
+    if result.health.concave_boxes:
+        out.append(("geometry", f"{result.health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
+                    "as the polygons they are"))
     return out
 
 
@@ -331,7 +343,10 @@ def summarize(result: EvaluationResult) -> dict:
         skipped_pred_lines=health.skipped_pred_lines,
         reordered_boxes=health.reordered_boxes,
         degenerate_boxes=health.degenerate_boxes,
+        concave_boxes=health.concave_boxes,
     )
+    if result.label_map:  # the classes by name beside their ids, for files read without the map
+        metrics["class_names"] = {class_id: class_name(result.label_map, class_id) for class_id in metrics["class_stats"]}
     return metrics
 
 

@@ -44,23 +44,49 @@ class FrameSpec:
 
 @dataclass(frozen=True)
 class FramePlan:
-    """Which frames are scored, and what could not be paired."""
+    """Which frames are scored, and what could not be paired.
+
+    ``broken_pred_links`` are prediction files that are symbolic links to nothing: named in a
+    warning and treated as missing.
+    """
 
     frames: tuple[FrameSpec, ...]
     missing_pred: tuple[Path, ...]
     orphan_pred: tuple[Path, ...]
+    broken_pred_links: tuple[Path, ...] = ()
 
 
-def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
-    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name."""
+def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], list[str]]:
+    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name, and its broken links.
+
+    A label file ends in ``.txt`` in any case (``.TXT`` too); a symbolic link whose target is
+    gone is returned apart, by path, so the caller can name it instead of skipping it unseen.
+    """
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
     if not folder.is_dir():
         raise InputError(f"{folder}: {role} path is not a folder")
+    suffix = len(LABEL_SUFFIX)
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
-        found = sorted((e.name, e.stat().st_size) for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
+        labels = [e for e in entries if e.name[-suffix:].lower() == LABEL_SUFFIX]
+        found = sorted((e.name, e.stat().st_size) for e in labels if e.is_file())
+        broken = sorted(e.name for e in labels if e.is_symlink() and not os.path.exists(e.path))
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    return {name[: -len(LABEL_SUFFIX)]: (prefix + name, size) for name, size in found}
+    files = {}
+    for name, size in found:
+        stem = name[:-suffix]
+        if stem in files:
+            raise InputError(f"{folder}: two label files for frame {stem!r}: {Path(files[stem][0]).name} and {name}")
+        files[stem] = (prefix + name, size)
+    return files, [prefix + name for name in broken]
+
+
+def _no_labels_error(folder: Path) -> InputError:
+    """Nothing to score is an error: say what the folder holds instead, so the mistake is visible."""
+    with os.scandir(folder) as entries:
+        suffixes = sorted({os.path.splitext(e.name)[1].lower() or "(no suffix)" for e in entries})
+    held = f"; it holds {', '.join(suffixes[:6])} files" if suffixes else "; it is empty"
+    return InputError(f"no label files in {folder} (the ground-truth folder needs NAME.txt files{held})")
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip") -> FramePlan:
@@ -71,9 +97,19 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
     missing_pred : {"skip", "empty", "error"}
         A ground-truth file with no prediction file: leave the frame out (the reference
         behaviour), score it as a frame with no predictions, or raise :class:`InputError`.
+
+    Raises
+    ------
+    InputError
+        A missing folder, a ground-truth folder without label files, a ground-truth label
+        file that is a broken symbolic link, two files of one frame (``a.txt`` and ``a.TXT``).
     """
-    gt_files = _label_files(Path(gt_dir), "ground-truth")
-    pred_files = _label_files(Path(pred_dir), "prediction")
+    gt_files, gt_broken = _label_files(Path(gt_dir), "ground-truth")
+    if gt_broken:
+        raise InputError(f"{gt_broken[0]}: broken symbolic link (its target does not exist)")
+    if not gt_files:
+        raise _no_labels_error(Path(gt_dir))
+    pred_files, pred_broken = _label_files(Path(pred_dir), "prediction")
     missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
@@ -87,7 +123,7 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         if name in pred_files or missing_pred == "empty"
     )
     orphans = tuple(Path(p) for n, (p, _) in pred_files.items() if n not in gt_files)
-    return FramePlan(frames, missing, orphans)
+    return FramePlan(frames, missing, orphans, tuple(Path(p) for p in pred_broken))
 
 
 @dataclass
@@ -97,17 +133,23 @@ class FrameHealth:
     skipped_pred_lines: int = 0
     reordered_boxes: int = 0
     degenerate_boxes: int = 0
+    concave_boxes: int = 0
     total_edge_cases: int = 0
     problems: list = field(default_factory=list)
     normalized_sides: set = field(default_factory=set)
+    #: ``{side: (a normalized file, a pixel file)}``, first seen, for a side whose files disagree
+    mixed_files: dict = field(default_factory=dict)
 
     def add(self, other: "FrameHealth") -> None:
         self.skipped_pred_lines += other.skipped_pred_lines
         self.reordered_boxes += other.reordered_boxes
         self.degenerate_boxes += other.degenerate_boxes
+        self.concave_boxes += other.concave_boxes
         self.total_edge_cases += other.total_edge_cases
         self.problems.extend(other.problems)
         self.normalized_sides |= other.normalized_sides
+        for side, files in other.mixed_files.items():
+            self.mixed_files.setdefault(side, files)
 
 
 @dataclass(frozen=True)
@@ -143,9 +185,10 @@ class LoadedFrames:
 def _repair(boxes: Boxes, health: FrameHealth) -> Boxes:
     if len(boxes) == 0:
         return boxes
-    corners, reordered, degenerate = repair_corners(boxes.corners, with_degenerate=True)
+    corners, reordered, degenerate, concave = repair_corners(boxes.corners, with_degenerate=True, with_concave=True)
     health.reordered_boxes += int(reordered.sum())
     health.degenerate_boxes += int(degenerate.sum())
+    health.concave_boxes += int(concave.sum())
     return boxes.with_corners(corners) if reordered.any() else boxes
 
 
@@ -230,6 +273,11 @@ def load_frames(
         health.normalized_sides.add("predictions")
     if (~known & (codes[:n] >= 0) & (codes[n:] >= 0) & (codes[:n] != codes[n:])).any():
         health.normalized_sides.add("mixed")
+    for side, files in (("ground truth", slice(0, n)), ("predictions", slice(n, 2 * n))):
+        side_codes = codes[files]
+        if (side_codes == 1).any() and (side_codes == 0).any():  # a mixed data set: name one file of each
+            paths = batch.paths[files]
+            health.mixed_files[side] = (paths[int(np.argmax(side_codes == 1))], paths[int(np.argmax(side_codes == 0))])
     size_array = np.array([(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
     scale = np.ones((2 * n, 2))
     scaled = (codes == 1) & np.tile(known, 2)

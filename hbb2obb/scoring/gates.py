@@ -25,14 +25,14 @@ GATE_KEYS = frozenset(
         "cross_class_matches", "total_edge_cases", "avg_iou", "std_iou", "sem_iou", "median_iou",
         "avg_angle_error", "std_angle_error", "median_angle_error", "p90_angle_error", "frames_scored",
         "missing_pred_files", "orphan_pred_files", "skipped_pred_lines", "reordered_boxes",
-        "degenerate_boxes", "spatial_match",
+        "degenerate_boxes", "concave_boxes", "spatial_match",
     }
     | set(DISTANCE_KEYS)
     | set(LADDER_ALIASES)
 )
 """Names a gate may test: the numeric keys of the metric dict and the ladder rungs."""
 
-_GATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
+_GATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ def parse_gate(text: str, known: frozenset = GATE_KEYS) -> Gate:
 
     Examples
     --------
-    >>> parse_gate("p90_angle_error<=5").bound
-    5.0
+    >>> parse_gate("p90_angle_error<=5").bound, parse_gate("p90_angle_error<=5.").bound
+    (5.0, 5.0)
     >>> parse_gate("iou_at_90 >= 0.5").key
     'iou_at_90'
     """
