@@ -25,7 +25,8 @@ from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.matching import match_pairs
-from hbb2obb.scoring.metrics import class_statistics, dense_classes, pair_statistics
+from hbb2obb.geometry.exact import settle_ties
+from hbb2obb.scoring.metrics import IOU_LADDER, class_statistics, dense_classes, pair_statistics
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
 CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
@@ -131,6 +132,10 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map) ->
         pred_group = pred_group * span + pred_class
     pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
     pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+    # An IoU exactly on a bound (1/10, 1/2: common with integer corners) is decided exactly, not
+    # by the last bit of its float; the few such pairs are recomputed in rational arithmetic.
+    bounds = (settings.iou_threshold, settings.spatial_threshold, *IOU_LADDER)
+    pair_iou = settle_ties(pair_iou, gt.corners[pair_gt], pred.corners[pair_pred], bounds)
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
