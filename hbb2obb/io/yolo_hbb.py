@@ -10,6 +10,7 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
+    coordinate_reason,
     describe_bad_class_id,
     describe_bad_number,
     looks_normalized,
@@ -48,6 +49,10 @@ def read_yolo_hbb(path: str | Path, *, strict: bool) -> LabelFile:
         bad = next((i for i, v in enumerate(parsed) if v is None), None)
         if bad is not None:
             sink.report(number, describe_bad_number(fields[1 + bad], f"field {bad + 2}"))
+            continue
+        reason = coordinate_reason(parsed[:4], 2)
+        if reason is not None:
+            sink.report(number, reason)
             continue
         if parsed[2] < 0 or parsed[3] < 0:
             sink.report(number, "width and height must not be negative")

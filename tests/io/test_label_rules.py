@@ -152,3 +152,14 @@ def test_good_label_maps_still_load(tmp_path):
     assert load_label_map(path) == {0: "Car", 1: "Bus"}
     path.write_text("names: [car, bus]\n", encoding="utf-8")
     assert load_label_map(path) == {0: "car", 1: "bus"}
+
+
+def test_hbb_prompts_follow_the_same_number_rules(tmp_path):
+    from hbb2obb.io import read_yolo_hbb
+
+    path = tmp_path / "h.txt"
+    path.write_text("0 10 20 4 2\n0 1e120 20 4 2\n0 1_0 20 4 2\n" + f"{2**70} 10 20 4 2\n", encoding="utf-8")
+    label_file = read_yolo_hbb(path, strict=False)
+    assert label_file.boxes.line.tolist() == [1]
+    assert [p.line for p in label_file.problems] == [2, 3, 4]
+    assert "out of range" in label_file.problems[0].reason and "class id" in label_file.problems[2].reason
