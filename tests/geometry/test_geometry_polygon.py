@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 import hbb2obb.geometry.iou
 import hbb2obb.geometry.angles
+import hbb2obb.geometry.exact
 import hbb2obb.geometry.polygon
 from hbb2obb.boxes import Boxes
 from hbb2obb.geometry import bounds, is_concave, is_degenerate, polygon_area, repair_corners, side_lengths
@@ -226,7 +227,8 @@ def test_bounds_match_shapely(corners):
 
 
 @pytest.mark.parametrize(
-    "module", [hbb2obb.geometry.polygon, hbb2obb.geometry.iou, hbb2obb.geometry.angles], ids=lambda m: m.__name__
+    "module", [hbb2obb.geometry.polygon, hbb2obb.geometry.iou, hbb2obb.geometry.angles, hbb2obb.geometry.exact],
+    ids=lambda m: m.__name__
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, verbose=False)
