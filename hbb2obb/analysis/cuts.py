@@ -449,7 +449,7 @@ def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: O
                                              "exclude_edge_cases", "excluded_classes", "one_to_one")},
         "input_health": {k: metrics[k] for k in ("frames_scored", "missing_pred_files", "orphan_pred_files",
                                                  "skipped_pred_lines", "reordered_boxes", "degenerate_boxes",
-                                                 "total_edge_cases")},
+                                                 "concave_boxes", "total_edge_cases")},
         "edge_checked": props.any_edge_known,
         "controlled_subset": _controlled_name(props),
         "controlled_boxes": int(controlled.sum()),

@@ -16,6 +16,7 @@ from hbb2obb.analysis.cuts import (
     orientation_partition,
     standard_cuts,
 )
+from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar, evaluation_options, run_options, spatial_threshold_option
@@ -32,11 +33,11 @@ MIN_BOOTSTRAP = 100
 
 
 def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
-    """The identity-baseline summary, or ``None`` when there are no prompts to score."""
+    """The identity-baseline summary and match, or ``(None, None)`` when there are no prompts to score."""
     if hbb_dir is None or not hbb_dir.is_dir():
         if explicit:
             raise InputError(f"{hbb_dir}: HBB prompt folder not found")
-        return None
+        return None, None
     try:
         match = match_identity_baseline(result.table, hbb_dir, result.settings)
     except InputError as exc:
@@ -44,18 +45,19 @@ def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
             raise
         # Found by default rather than asked for: the rest of the analysis still stands.
         warnings.append(("prompts", f"{exc}; identity baseline skipped"))
-        return None
+        return None, None
     warnings.extend(match.warnings)
-    return identity_summary(result.table, match, orientation_cut(props), orientation_partition(props), hbb_dir)
+    return identity_summary(result.table, match, orientation_cut(props), orientation_partition(props), hbb_dir), match
 
 
-def _write_outputs(out_dir: Path, data: dict, names) -> None:
+def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
     from hbb2obb.plotting.analysis import plot_analysis
 
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "analysis.md").write_text(render_markdown(data, names), encoding="utf-8")
-        (out_dir / "analysis.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True),
+        written = analysis_file(data, reference)  # the reference tool's key paths, ours beside them
+        (out_dir / "analysis.yaml").write_text(yaml.safe_dump(written, sort_keys=False, allow_unicode=True),
                                                encoding="utf-8")
         plot_analysis(data).savefig(out_dir / "analysis.png", dpi=110)
     except OSError as exc:
@@ -123,7 +125,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if not explicit:
         default = Path(gt_dir).resolve().parent / "labels_hbb"
         hbb_dir = default if default.is_dir() else None
-    identity = _identity(result, props, hbb_dir, explicit, warnings)
+    identity, identity_match = _identity(result, props, hbb_dir, explicit, warnings)
     comparison, names = None, None
     if baseline_dir is not None:
         baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar,
@@ -138,7 +140,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     warn(PROGRAM, warnings)
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
-        _write_outputs(out_dir, data, names)
+        reference = reference_keys(result.table, props, identity_match, label_map, boundary_classes)
+        _write_outputs(out_dir, data, names, reference)
     emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, hbb_dir if identity is not None else None,
                       label_map)
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)

@@ -5,7 +5,7 @@ image coordinates (``(n, 8)`` and :class:`~hbb2obb.boxes.Boxes` are accepted too
 function works on all boxes at once, and empty inputs give empty outputs.
 
 * :mod:`~hbb2obb.geometry.polygon`: :func:`polygon_area`, :func:`repair_corners`,
-  :func:`is_degenerate`, :func:`bounds`, :func:`side_lengths`.
+  :func:`is_degenerate`, :func:`is_concave`, :func:`bounds`, :func:`side_lengths`.
 * :mod:`~hbb2obb.geometry.iou`: :func:`iou_pairs`, :func:`candidate_pairs`,
   :func:`sparse_pairwise_iou`, :func:`pairwise_iou`, :func:`calculate_obb_iou`.
 * :mod:`~hbb2obb.geometry.angles`: :func:`orientation`, :func:`angle_difference`,
@@ -29,7 +29,7 @@ from hbb2obb.geometry.angles import (
     orientation_error,
     orientation_errors,
 )
-from hbb2obb.geometry.polygon import bounds, is_degenerate, polygon_area, repair_corners, side_lengths
+from hbb2obb.geometry.polygon import bounds, is_concave, is_degenerate, polygon_area, repair_corners, side_lengths
 
 __all__ = [
     "DistanceIoU",
@@ -42,6 +42,7 @@ __all__ = [
     "distance_ious",
     "enclosing_extent",
     "iou_pairs",
+    "is_concave",
     "is_degenerate",
     "off_axis_angle",
     "orientation",

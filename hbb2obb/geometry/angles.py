@@ -43,7 +43,10 @@ def orientation(corners) -> np.ndarray:
     flat = as_corners(corners).reshape(-1, 8)  # whole columns: long inner loops, no (n, 2) reductions
     first_x, first_y = flat[:, 2] - flat[:, 0], flat[:, 3] - flat[:, 1]
     second_x, second_y = flat[:, 4] - flat[:, 2], flat[:, 5] - flat[:, 3]
-    longer = second_x * second_x + second_y * second_y > first_x * first_x + first_y * first_y
+    # np.hypot, as the reference measures the edges: comparing squared lengths instead rounds
+    # differently and breaks exact decimal ties the other way (edges (-17.06, 16.65) and
+    # (-16.65, -17.06): equal by hypot, not by dx^2 + dy^2), turning a near-square box by 90 deg.
+    longer = np.hypot(second_x, second_y) > np.hypot(first_x, first_y)
     theta = np.degrees(np.arctan2(np.where(longer, second_y, first_y), np.where(longer, second_x, first_x)))
     # atan2 is in [-180, 180], where "mod 180" is adding 180 to the angles <= 0: the values
     # _half_turn gives (zero too comes out as +0.0), without np.mod's costly division.

@@ -246,6 +246,32 @@ def _iou_prepared(ax, ay, a_bad, bx, by, b_bad) -> np.ndarray:
     return out
 
 
+def _exact_concave(ax, ay, bx, by) -> np.ndarray:
+    """IoU of aligned planar boxes by shapely 2's vectorized polygon overlay (the rare concave pairs).
+
+    Clipping is exact only for convex boxes; a simple concave quad needs a general polygon
+    intersection. Coordinates are taken relative to the first corner of ``b``, as clipping
+    does. Union is ``area_a + area_b - intersection``, as in clipping and in the reference.
+    """
+    import shapely  # only when a concave box is scored: the import costs start-up time
+
+    origin_x, origin_y = bx[0], by[0]
+    rings = [np.stack([x - origin_x, y - origin_y], axis=-1).transpose(1, 0, 2) for x, y in ((ax, ay), (bx, by))]
+    poly_a, poly_b = shapely.polygons(rings[0]), shapely.polygons(rings[1])
+    area_a, area_b = shapely.area(poly_a), shapely.area(poly_b)
+    inter = shapely.area(shapely.intersection(poly_a, poly_b))
+    union = area_a + area_b - inter
+    good = union > 0
+    return np.where(good, inter / np.where(good, union, 1.0), 0.0)
+
+
+def _score_concave(out, ax, ay, a_bad, a_concave, bx, by, b_bad, b_concave) -> None:
+    """Overwrite in ``out`` the IoU of the pairs with a concave box by the exact overlay."""
+    rows = np.flatnonzero((a_concave | b_concave) & ~(a_bad | b_bad))
+    if rows.size:
+        out[rows] = _exact_concave(ax[:, rows], ay[:, rows], bx[:, rows], by[:, rows])
+
+
 def _aligned(a, b):
     a, b = as_corners(a), as_corners(b)
     if a.shape != b.shape:
@@ -256,9 +282,11 @@ def _aligned(a, b):
 def iou_pairs(a, b) -> np.ndarray:
     """Exact IoU of aligned pairs of boxes ``a[i]`` and ``b[i]``.
 
-    Each box is taken as a convex polygon in either winding. A box not convex as listed
-    (a bow-tie) is scored as its convex hull, as :func:`repair_corners` would reorder it.
-    Degenerate boxes (:func:`is_degenerate`) score 0, and so does a pair whose union has no area.
+    Each box is taken as a polygon in either winding. A bow-tie (self-intersecting) box is
+    scored as its convex hull, as :func:`repair_corners` would reorder it. A simple concave quad
+    (:func:`is_concave`) is scored exactly as it is, by shapely's polygon intersection; every
+    convex pair by the vectorized clipping. Degenerate boxes (:func:`is_degenerate`) score 0,
+    and so does a pair whose union has no area.
 
     Parameters
     ----------
@@ -275,6 +303,9 @@ def iou_pairs(a, b) -> np.ndarray:
     >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
     >>> iou_pairs([square, square], [[[1, 0], [3, 0], [3, 2], [1, 2]], square[::-1]]).round(6).tolist()
     [0.333333, 1.0]
+    >>> arrowhead = [[0, 0], [2, 1], [4, 0], [2, 4]]
+    >>> iou_pairs([arrowhead], [[[0, 0], [4, 0], [4, 4], [0, 4]]]).round(6).tolist()
+    [0.375]
     >>> iou_pairs([], []).shape
     (0,)
     """
@@ -283,9 +314,11 @@ def iou_pairs(a, b) -> np.ndarray:
     scratch = _scratch_for(a.shape[0])
     for start in range(0, a.shape[0], _CHUNK):
         part = slice(start, start + _CHUNK)
-        prep_a = convex_positive(*planar(a[part]))
-        prep_b = convex_positive(*planar(b[part]))
-        out[part] = _iou_planar(*prep_a, *prep_b, scratch)
+        ax, ay, a_bad, a_concave = convex_positive(*planar(a[part]))
+        bx, by, b_bad, b_concave = convex_positive(*planar(b[part]))
+        out[part] = _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch)
+        if a_concave.any() or b_concave.any():
+            _score_concave(out[part], ax, ay, a_bad, a_concave, bx, by, b_bad, b_concave)
     return out
 
 
@@ -320,9 +353,13 @@ def sparse_pairwise_iou(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ia, ib = candidate_pairs(a, b)
     if ia.size == 0:
         return ia, ib, np.zeros(0)
-    ax, ay, bad_a = convex_positive(*planar(a))
-    bx, by, bad_b = convex_positive(*planar(b))
-    return ia, ib, _iou_prepared(ax[:, ia], ay[:, ia], bad_a[ia], bx[:, ib], by[:, ib], bad_b[ib])
+    ax, ay, bad_a, concave_a = convex_positive(*planar(a))
+    bx, by, bad_b, concave_b = convex_positive(*planar(b))
+    iou = _iou_prepared(ax[:, ia], ay[:, ia], bad_a[ia], bx[:, ib], by[:, ib], bad_b[ib])
+    if concave_a.any() or concave_b.any():
+        _score_concave(iou, ax[:, ia], ay[:, ia], bad_a[ia], concave_a[ia], bx[:, ib], by[:, ib], bad_b[ib],
+                       concave_b[ib])
+    return ia, ib, iou
 
 
 def pairwise_iou(a, b) -> np.ndarray:

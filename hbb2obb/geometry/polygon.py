@@ -70,11 +70,23 @@ def _mixed(turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
 
 
 def _classify(x: np.ndarray, y: np.ndarray):
-    """Turns, tolerance, degenerate mask and needs-reordering mask of each box (planar)."""
+    """Turns, tolerance, and the degenerate, needs-reordering and concave masks of each box (planar).
+
+    A quadrilateral not convex as listed is either self-intersecting (a bow-tie: two opposite
+    edges cross, which takes two turns of each sign) or a simple concave quad (an arrowhead:
+    one reflex corner, three turns one way and one the other). Only the bow-tie is reordered;
+    the concave quad is a valid polygon and is kept as it is. A quad with a turn within the
+    tolerance of zero and mixed other turns is treated as a bow-tie (reordered to its hull):
+    it is a self-touching outline, not a polygon with an inside.
+    """
     turn, tol = _turns(x, y)
     degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
-    reorder = _mixed(turn, tol) & ~degenerate
-    return turn, tol, degenerate, reorder
+    mixed = _mixed(turn, tol) & ~degenerate
+    if not mixed.any():  # the usual case: every box convex
+        return turn, tol, degenerate, mixed, mixed.copy()
+    positive, negative = (turn > tol).sum(axis=0), (turn < -tol).sum(axis=0)
+    concave = mixed & (positive + negative == 4) & (np.minimum(positive, negative) == 1)
+    return turn, tol, degenerate, mixed & ~concave, concave
 
 
 def _hull_order(x: np.ndarray, y: np.ndarray, turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
@@ -111,12 +123,14 @@ def _reordered(corners: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def convex_positive(x: np.ndarray, y: np.ndarray):
-    """Every box as its convex hull wound positively, plus the degenerate mask (private helper).
+    """Every box wound positively, bow-ties as their convex hull, plus the degenerate and concave masks.
 
-    Planar in, planar out. Convex boxes keep their corners (reversed when wound negatively);
-    the others are reordered as :func:`repair_corners` does. This is what IoU clipping needs.
+    Planar in, planar out (private helper). Convex boxes keep their corners (reversed when
+    wound negatively); bow-ties are reordered as :func:`repair_corners` does; simple concave
+    quads keep their corners too, and are flagged: clipping is exact only for convex boxes, so
+    their pairs are scored another way (see :func:`hbb2obb.geometry.iou.iou_pairs`).
     """
-    turn, tol, degenerate, reorder = _classify(x, y)
+    turn, tol, degenerate, reorder, concave = _classify(x, y)
     flip = turn.sum(axis=0) < 0
     out_x = np.where(flip, x[::-1], x)
     out_y = np.where(flip, y[::-1], y)
@@ -124,7 +138,7 @@ def convex_positive(x: np.ndarray, y: np.ndarray):
         order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
         out_x[:, reorder] = np.take_along_axis(x[:, reorder], order, axis=0)
         out_y[:, reorder] = np.take_along_axis(y[:, reorder], order, axis=0)
-    return out_x, out_y, degenerate
+    return out_x, out_y, degenerate, concave
 
 
 def polygon_area(corners) -> np.ndarray:
@@ -179,18 +193,43 @@ def is_degenerate(corners) -> np.ndarray:
     return _classify(*planar(as_corners(corners)))[2]
 
 
-def repair_corners(corners, with_degenerate: bool = False) -> tuple:
+def is_concave(corners) -> np.ndarray:
+    """Simple concave quadrilaterals: one reflex corner, no crossing edges (an arrowhead).
+
+    Such a box is a valid polygon, scored exactly as it is; :func:`repair_corners` leaves it
+    alone. Convex boxes, bow-ties and degenerate boxes are not concave.
+
+    Parameters
+    ----------
+    corners : array_like, shape (n, 4, 2)
+        Corner coordinates.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+
+    Examples
+    --------
+    >>> is_concave([[[0, 0], [2, 1], [4, 0], [2, 4]], [[0, 0], [4, 0], [0, 2], [4, 2]]]).tolist()
+    [True, False]
+    """
+    return _classify(*planar(as_corners(corners)))[4]
+
+
+def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = False) -> tuple:
     """Put the corners of bow-tie boxes into convex cyclic order.
 
-    A box whose corners, taken in the given order, do not turn the same way at every corner
-    is not a convex polygon: either a bow-tie (two edges cross) or four points of which one
-    lies inside the triangle of the others. Such a box is replaced by its convex hull:
+    A box whose corners, taken in the given order, turn both ways is not a convex polygon:
+    either a bow-tie (two opposite edges cross) or a simple concave quad (one reflex corner).
+    The concave quad is a valid polygon and is left as it is (see :func:`is_concave`); a
+    bow-tie is replaced by its convex hull:
 
     * four points in convex position are reordered into the one cyclic order that makes a
       convex quadrilateral, corner 1 kept first;
-    * otherwise the hull is the triangle of the three outer points, listed in their original
-      order (so corner 1 stays first unless it is the inner point), and its last corner is
-      repeated as the fourth.
+    * otherwise (a self-touching outline: a corner within the tolerance of the line through
+      two others, with the other turns mixed) the hull is the triangle of the three outer
+      points, listed in their original order (so corner 1 stays first unless it is the inner
+      point), and its last corner is repeated as the fourth.
 
     Direction rule: a reordered box is wound with a positive shoelace sum, the way
     :meth:`Boxes.from_xywh` lists corners (top-left, top-right, bottom-right, bottom-left:
@@ -207,6 +246,8 @@ def repair_corners(corners, with_degenerate: bool = False) -> tuple:
     with_degenerate : bool
         Also return :func:`is_degenerate` of the boxes (the corner order does not change it),
         from the same pass.
+    with_concave : bool
+        Also return :func:`is_concave` of the boxes (unchanged rows), from the same pass.
 
     Returns
     -------
@@ -216,6 +257,8 @@ def repair_corners(corners, with_degenerate: bool = False) -> tuple:
         The rows that were changed.
     degenerate : ndarray of bool, shape (n,)
         Only with ``with_degenerate``.
+    concave : ndarray of bool, shape (n,)
+        Only with ``with_concave``, last.
 
     Examples
     --------
@@ -227,14 +270,15 @@ def repair_corners(corners, with_degenerate: bool = False) -> tuple:
     """
     corners = as_corners(corners)
     x, y = planar(corners)
-    turn, tol, degenerate, reorder = _classify(x, y)
+    turn, tol, degenerate, reorder, concave = _classify(x, y)
     repaired = corners.copy()
     if reorder.any():
         order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
         repaired[reorder] = _reordered(corners[reorder], order)
         if with_degenerate:  # the hull's corner 1 may differ: measure it as is_degenerate would
             degenerate[reorder] = _classify(*planar(repaired[reorder]))[2]
-    return (repaired, reorder, degenerate) if with_degenerate else (repaired, reorder)
+    out = (repaired, reorder) + ((degenerate,) if with_degenerate else ())
+    return out + ((concave,) if with_concave else ())
 
 
 def bounds(corners) -> np.ndarray:

@@ -15,9 +15,11 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
+    coordinate_reason,
     describe_bad_number,
     looks_normalized,
     parse_number,
+    shown,
     split_lines,
 )
 
@@ -25,12 +27,13 @@ HEADER_PREFIXES = ("imagesource:", "gsd:")
 
 
 def _is_header(fields: list[str]) -> bool:
-    return len(fields) == 1 and fields[0].lower().startswith(HEADER_PREFIXES)
+    """An ``imagesource:`` or ``gsd:`` line, whatever its value (``imagesource: Google Earth``)."""
+    return fields[0].lower().startswith(HEADER_PREFIXES)
 
 
 def looks_like_dota(path: Path) -> bool:
     """Whether the first box line of a file is DOTA (a class name in field 9)."""
-    for _, fields in split_lines(path):
+    for _, fields in split_lines(path, ProblemSink(path, strict=False)):  # the reader reports bad bytes
         if _is_header(fields):
             return True
         return len(fields) in (9, 10, 11) and parse_number(fields[8]) is None and parse_number(fields[0]) is not None
@@ -59,7 +62,7 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     ids_by_name = {name.lower(): class_id for class_id, name in (label_map or {}).items()}
     corners, classes, difficult, lines, tenth, scores = [], [], [], [], [], []
     counts = (9, 10) if strict else (9, 10, 11)
-    for number, fields in split_lines(path):
+    for number, fields in split_lines(path, sink):
         if _is_header(fields):
             continue
         if len(fields) not in counts:
@@ -71,12 +74,16 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
         if bad is not None:
             sink.report(number, describe_bad_number(fields[bad], f"field {bad + 1}"))
             continue
+        reason = coordinate_reason(values, 1)
+        if reason is not None:
+            sink.report(number, reason)
+            continue
         name = fields[8]
         if not ids_by_name:
-            sink.report(number, f"class name {name!r} needs a label map (-mp/--map_path)")
+            sink.report(number, f"class name {shown(name)} needs a label map (-mp/--map_path)")
             continue
         if name.lower() not in ids_by_name:
-            sink.report(number, f"class name {name!r} is not in the label map")
+            sink.report(number, f"class name {shown(name)} is not in the label map")
             continue
         flag = fields[9] if len(fields) >= 10 else "0"
         score = parse_number(fields[10]) if len(fields) == 11 else None
@@ -84,7 +91,7 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
             sink.report(number, describe_bad_number(fields[10], "score"))
             continue
         if flag not in ("0", "1") and (strict or len(fields) == 11 or parse_number(flag) is None):
-            sink.report(number, f"difficult flag must be 0 or 1, found {flag!r}"
+            sink.report(number, f"difficult flag must be 0 or 1, found {shown(flag)}"
                         + ("" if strict or len(fields) == 11 else " (or a score as a number)"))
             continue
         corners.append(values)

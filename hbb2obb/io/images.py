@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -44,8 +45,8 @@ class ImageSizes:
     def __init__(self, image_dir=None, width=None, height=None):
         if (width is None) != (height is None):
             raise UsageError("--img_width and --img_height must be given together")
-        if width is not None and (width <= 0 or height <= 0):
-            raise UsageError("--img_width and --img_height must be positive")
+        if width is not None and not all(0 < float(v) < math.inf for v in (width, height)):  # nan fails too
+            raise UsageError(f"--img_width and --img_height must be positive finite numbers, got {width} x {height}")
         self.fixed = None if width is None else (float(width), float(height))
         self.image_dir = None if image_dir is None else Path(image_dir)
         if self.image_dir is not None and not self.image_dir.is_dir():

@@ -8,11 +8,55 @@ from typing import Optional
 from hbb2obb.errors import InputError
 
 
+def _strict_loader(yaml):
+    """A safe YAML loader that refuses a mapping key given twice (PyYAML keeps the last silently)."""
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key (a list): the general constructor says so
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise _DuplicateKey(key, key_node.start_mark.line + 1, first)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return StrictLoader
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key, line: int, first: int):
+        super().__init__(key, line, first)
+        self.key, self.line, self.first = key, line, first
+
+
+def _class_id(key, path: Path) -> int:
+    """A class id key: an integer, written as one (``1.5``, ``true``, ``null`` are not)."""
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise InputError(f"{path}: label map key {key!r} is not an integer class id")
+    if isinstance(key, str):
+        text = key.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            raise InputError(f"{path}: label map key {key!r} is not an integer class id")
+        return int(text)
+    return key
+
+
 def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
     """Read ``{id: name}`` from YAML; ``None`` gives an empty map.
 
     Accepts a plain mapping (``0: Car``) and the ``names:`` key of an Ultralytics dataset file,
-    as a mapping or a list.
+    as a mapping or a list. A map that would name a box wrongly is an error naming the file (and
+    the line where YAML knows it): an id or a name given twice (names compared case-insensitively,
+    as DOTA names are matched), a key that is not an integer (``1.5``, ``true``), a missing or
+    empty name, a folder or a file that is not UTF-8 text.
 
     Examples
     --------
@@ -25,9 +69,20 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{path}: label map not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: label map is a folder, not a YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: label map is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read label map ({exc.strerror})") from None
+    try:
+        data = yaml.load(text, Loader=_strict_loader(yaml))
+    except _DuplicateKey as dup:
+        raise InputError(f"{path}:{dup.line}: label map key {dup.key!r} is given twice (first on line {dup.first})") \
+            from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -38,13 +93,20 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
         data = dict(enumerate(data))
     if not isinstance(data, dict):
         raise InputError(f"{path}: label map must be a mapping of class id to name")
-    label_map = {}
+    label_map: dict[int, str] = {}
+    by_name: dict[str, int] = {}
     for key, name in data.items():
-        try:
-            class_id = int(key)
-        except (TypeError, ValueError):
-            raise InputError(f"{path}: label map key {key!r} is not an integer class id") from None
-        label_map[class_id] = str(name).strip()
+        class_id = _class_id(key, path)
+        if class_id in label_map:
+            raise InputError(f"{path}: class id {class_id} is given twice (as {key!r})")
+        if name is None or isinstance(name, (dict, list)) or not str(name).strip():
+            raise InputError(f"{path}: class id {class_id} has no name (found {name!r})")
+        text_name = str(name).strip()
+        other = by_name.setdefault(text_name.lower(), class_id)
+        if other != class_id:
+            raise InputError(f"{path}: class name {text_name!r} is given to ids {other} and {class_id} "
+                             "(names are compared ignoring case)")
+        label_map[class_id] = text_name
     return label_map
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +41,8 @@ class LabelFile:
     problems : tuple of LabelProblem
         Lines that were skipped (only with ``strict=False``).
     normalized : bool or None
-        Whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` for a file with no boxes.
+        Whether the file is normalized (every |coordinate| at most 2, :func:`looks_normalized`);
+        ``None`` for a file with no boxes.
     """
 
     path: Path
@@ -48,48 +51,120 @@ class LabelFile:
     normalized: Optional[bool] = None
 
 
-def split_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # the only line ends of a label file (not \f, \v, NEL, U+2028)
+# A label number as C and numpy write one, ASCII only: Python's float() also takes "1_00" and
+# Arabic-Indic digits, which no label writer produces and no other reader takes.
+# (Digits after the dot only after a literal dot: "[0-9]+\.?[0-9]*" backtracks quadratically on
+# a long run of digits that then fails.)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT64_LIMIT = 2**63  # class ids are stored as int64
+MAX_COORDINATE = 1e12
+"""Largest coordinate magnitude a label line may hold. Far beyond any frame (a trillion pixels),
+far inside what the float64 geometry scores exactly (it fails past about 1e100)."""
+_SHOWN_CHARACTERS = 40  # a token longer than this is cut in messages: a 20 MB token is not echoed whole
+
+
+def shown(token: str) -> str:
+    """A token as a message quotes it: ``repr``, cut to its first characters when long.
+
+    Examples
+    --------
+    >>> shown("car"), shown("9" * 50)
+    ("'car'", "'9999999999999999999999999999999999999999...' (50 characters)")
+    """
+    if len(token) <= _SHOWN_CHARACTERS:
+        return repr(token)
+    return f"{token[:_SHOWN_CHARACTERS]!r}"[:-1] + f"...' ({len(token)} characters)"
+
+
+def split_lines(path: Path, sink: Optional["ProblemSink"] = None) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for every non-blank line of a text file.
 
-    A UTF-8 byte order mark and Windows or old-Mac line endings are accepted.
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (form feed, vertical tab, NEL and U+2028 are
+    not line breaks in a label file), so ``file:line`` is the line an editor shows. A UTF-8 byte
+    order mark is accepted. A line that is not UTF-8 is reported to ``sink`` (raised or skipped
+    by its rule) and not yielded; without a sink it raises :class:`InputError` at ``file:line``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "f.txt"
+    >>> _ = p.write_bytes(b"a b\\x0cc\\r\\n\\n d\\r")
+    >>> list(split_lines(p))
+    [(1, ['a', 'b', 'c']), (3, ['d'])]
     """
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a label file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    for number, line in enumerate(text.splitlines(), start=1):
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(_LINE_BREAK.split(data), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)"
+            if sink is None:
+                raise InputError(f"{path}:{number}: {reason}") from None
+            sink.report(number, reason)
+            continue
         fields = line.split()
         if fields:
             yield number, fields
 
 
 def parse_number(token: str) -> Optional[float]:
-    """A finite float, or ``None`` when the token is not one (``nan``, ``inf``, ``car``)."""
-    try:
-        value = float(token)
-    except ValueError:
+    """A finite float written as a label number, or ``None`` (``nan``, ``inf``, ``car``, ``1_00``).
+
+    Examples
+    --------
+    >>> parse_number("-1.5e3"), parse_number("1_00"), parse_number("nan")
+    (-1500.0, None, None)
+    """
+    if not _NUMBER.fullmatch(token):
         return None
-    return value if np.isfinite(value) else None
+    value = float(token)
+    return value if math.isfinite(value) else None
 
 
 def parse_class_id(token: str) -> Optional[int]:
-    """An integer class id written as an integer literal, or ``None``."""
-    try:
-        return int(token)
-    except ValueError:
+    """An integer class id written as a decimal integer that fits an int64, or ``None``.
+
+    Examples
+    --------
+    >>> parse_class_id("3"), parse_class_id("1.0"), parse_class_id(str(2**70))
+    (3, None, None)
+    """
+    if len(token) > 20 or not _INTEGER.fullmatch(token):  # 20: a sign and 19 digits hold every int64
         return None
+    value = int(token)
+    return value if -_INT64_LIMIT <= value < _INT64_LIMIT else None
 
 
 def describe_bad_number(token: str, what: str) -> str:
-    try:
-        float(token)
-    except ValueError:
-        return f"{what} is not a number: {token!r}"
-    return f"{what} is not finite: {token!r}"
+    if _NON_FINITE.fullmatch(token) or (_NUMBER.fullmatch(token) and not math.isfinite(float(token))):
+        return f"{what} is not finite: {shown(token)}"
+    return f"{what} is not a number: {shown(token)}"
+
+
+def describe_bad_class_id(token: str) -> str:
+    if _INTEGER.fullmatch(token):
+        return f"class id is out of range (more than 63 bits): {shown(token)}"
+    return f"class id is not an integer: {shown(token)}"
+
+
+def coordinate_reason(values, first_field: int) -> Optional[str]:
+    """Why parsed coordinates cannot be scored (a magnitude beyond :data:`MAX_COORDINATE`), or ``None``."""
+    for position, value in enumerate(values, start=first_field):
+        if abs(value) > MAX_COORDINATE:
+            return f"field {position} is out of range: {value:g} (coordinates beyond +-{MAX_COORDINATE:g} are refused)"
+    return None
 
 
 class ProblemSink:
@@ -106,14 +181,22 @@ class ProblemSink:
         self.problems.append(LabelProblem(self.path, line, reason))
 
 
-NORMALIZED_LIMIT = 2.0  # docs/metrics.md §1: a box fitted at the border reaches -0.005 or 1.008; no pixel frame fits in 2 px
+NORMALIZED_LIMIT = 2.0
+"""A file is normalized when no coordinate in it is farther than this from 0 (the reference's rule:
+a fitted OBB at the border legitimately reaches -0.005 or 1.008, and no real frame is 2 pixels)."""
 
 
 def looks_normalized(corners: np.ndarray) -> Optional[bool]:
-    """Whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` when there are none."""
+    """Whether every |coordinate| is at most :data:`NORMALIZED_LIMIT`; ``None`` when there are none.
+
+    Examples
+    --------
+    >>> looks_normalized(np.array([-0.0004, 1.0004])), looks_normalized(np.array([0, 3.0])), looks_normalized(np.zeros(0))
+    (True, False, None)
+    """
     if corners.size == 0:
         return None
-    return bool(corners.min() >= -NORMALIZED_LIMIT and corners.max() <= NORMALIZED_LIMIT)
+    return bool(max(corners.max(), -corners.min()) <= NORMALIZED_LIMIT)
 
 
 def scale_to_pixels(label_file: LabelFile, width: float, height: float) -> LabelFile:

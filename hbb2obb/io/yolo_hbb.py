@@ -10,6 +10,8 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
+    coordinate_reason,
+    describe_bad_class_id,
     describe_bad_number,
     looks_normalized,
     parse_class_id,
@@ -35,18 +37,22 @@ def read_yolo_hbb(path: str | Path, *, strict: bool) -> LabelFile:
     path = Path(path)
     sink = ProblemSink(path, strict)
     classes, values, lines, scores = [], [], [], []
-    for number, fields in split_lines(path):
+    for number, fields in split_lines(path, sink):
         if len(fields) not in (5, 6):
             sink.report(number, f"expected 5 fields (class xc yc w h) or 6 (with confidence), found {len(fields)}")
             continue
         class_id = parse_class_id(fields[0])
         if class_id is None:
-            sink.report(number, f"class id is not an integer: {fields[0]!r}")
+            sink.report(number, describe_bad_class_id(fields[0]))
             continue
         parsed = [parse_number(t) for t in fields[1:]]
         bad = next((i for i, v in enumerate(parsed) if v is None), None)
         if bad is not None:
             sink.report(number, describe_bad_number(fields[1 + bad], f"field {bad + 2}"))
+            continue
+        reason = coordinate_reason(parsed[:4], 2)
+        if reason is not None:
+            sink.report(number, reason)
             continue
         if parsed[2] < 0 or parsed[3] < 0:
             sink.report(number, "width and height must not be negative")

@@ -11,9 +11,12 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.io.text import (
+    MAX_COORDINATE,
     NORMALIZED_LIMIT,
     LabelFile,
     ProblemSink,
+    coordinate_reason,
+    describe_bad_class_id,
     describe_bad_number,
     looks_normalized,
     numeric_rows,
@@ -33,12 +36,15 @@ def _field_count_reason(count: int) -> str:
 def _row_reason(fields: list[str]) -> Optional[str]:
     """Why a row with the right field count is still broken, or ``None`` when it is fine."""
     if parse_class_id(fields[0]) is None:
-        return f"class id is not an integer: {fields[0]!r}"
+        return describe_bad_class_id(fields[0])
+    values = []
     for position, token in enumerate(fields[1:], start=2):
-        if parse_number(token) is None:
+        value = parse_number(token)
+        if value is None:
             what = "confidence" if position == 10 else f"field {position}"
             return describe_bad_number(token, what)
-    return None
+        values.append(value)
+    return coordinate_reason(values[:8], 2)
 
 
 def read_yolo_obb(path: str | Path, *, strict: bool) -> LabelFile:
@@ -78,7 +84,7 @@ def _read_carefully(path: Path, strict: bool) -> LabelFile:
     sink = ProblemSink(path, strict)
     rows: list[list[str]] = []
     lines: list[int] = []
-    for number, fields in split_lines(path):
+    for number, fields in split_lines(path, sink):
         if len(fields) not in OBB_FIELDS:
             sink.report(number, _field_count_reason(len(fields)))
             continue
@@ -103,14 +109,12 @@ def _rows_to_file(path: Path, rows: list[list[str]], lines: list[int], sink: Pro
 
 
 def _bulk_or_checked(rows: list[list[str]], lines: list[int], sink: ProblemSink) -> list[int]:
-    """Indices of the good rows. One bulk conversion when the file is clean (the usual case)."""
-    try:
-        np.array([r[0] for r in rows], dtype=np.int64)
-        values = np.array([r[1:] + ["0"] * (10 - len(r)) for r in rows], dtype=np.float64)
-        if np.isfinite(values).all():
-            return list(range(len(rows)))
-    except (ValueError, OverflowError):
-        pass
+    """Indices of the good rows, each checked token by token.
+
+    No bulk ``np.array(..., float)`` shortcut: it converts with Python's ``float()``, which takes
+    spellings no label writer produces (``1_00``); files reach this reader only when the bulk
+    tokenizer refused them, so they are few.
+    """
     keep = []
     for index, fields in enumerate(rows):
         reason = _row_reason(fields)
@@ -194,6 +198,9 @@ class _FastRows:
             finite = np.isfinite(values[:, :9]).all(axis=1) & ((fields != 10) | np.isfinite(values[:, 9]))
         with_confidence = fields == 10
         good = ((fields == 9) | with_confidence) & rows.first_is_integer & finite & (np.abs(values[:, 0]) < _EXACT_INTEGER)
+        coordinates = values[:, 1:9]
+        if coordinates.size and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE):
+            good &= (np.abs(coordinates) <= MAX_COORDINATE).all(axis=1)  # rare: the careful reader says why
         clean = rows.clean.copy()
         if not good.all():
             clean[rows.row_file[~good]] = False
@@ -208,8 +215,9 @@ class _FastRows:
         if file.size:
             first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
             flat = corners.reshape(-1)  # per file over all its coordinates
-            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & (
-                np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)  # docs/metrics.md §1: |v| <= 2, past the edge too
+            # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
+            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & \
+                (np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)
             normalized[file[first]] = inside
             has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
         if width == 9:
@@ -273,7 +281,7 @@ class LabelBatch:
 
     @property
     def normalized(self) -> list:
-        """Per file: whether every |coordinate| is at most 2 (docs/metrics.md §1); ``None`` for a file with no boxes."""
+        """Per file: whether it is normalized (every |coordinate| at most 2); ``None`` for a file with no boxes."""
         return [_as_flag(code) for code in self.rows.normalized.tolist()]
 
     def boxes(self, files: Union[np.ndarray, slice]) -> Boxes:

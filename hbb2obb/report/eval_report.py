@@ -77,6 +77,7 @@ def _health_line(metrics: dict) -> str:
         (metrics["skipped_pred_lines"], "broken prediction line(s) skipped"),
         (metrics["reordered_boxes"], "bow-tie box(es) reordered"),
         (metrics["degenerate_boxes"], "zero-area box(es)"),
+        (metrics.get("concave_boxes", 0), "concave box(es) scored as they are"),
     ]
     return ", ".join(f"{count} {what}" for count, what in parts if count)
 

@@ -24,9 +24,11 @@ from hbb2obb.errors import UsageError
 from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.scoring.detection import DetectionParams, frame_pairs
+from hbb2obb.scoring.detection import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
+from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.matching import match_pairs
-from hbb2obb.scoring.metrics import class_statistics, dense_classes, pair_statistics
+from hbb2obb.geometry.exact import settle_ties
+from hbb2obb.scoring.metrics import IOU_LADDER, class_statistics, dense_classes, pair_statistics
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
 CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
@@ -54,8 +56,8 @@ class EvalSettings:
         object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
         if not 0.0 <= float(self.iou_threshold) < 1.0:
             raise UsageError(f"iou threshold must be in [0, 1), got {self.iou_threshold}")
-        if self.edge_tolerance < 0:
-            raise UsageError(f"edge tolerance must not be negative, got {self.edge_tolerance}")
+        if not 0 <= float(self.edge_tolerance) < float("inf"):  # nan fails too
+            raise UsageError(f"edge tolerance must be a non-negative finite number, got {self.edge_tolerance}")
         if self.missing_pred not in MISSING_PRED_POLICIES:
             raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}")
         if not 0.0 < float(self.spatial_threshold) <= 1.0:
@@ -110,6 +112,7 @@ class EvaluationResult:
     warnings: list = field(default_factory=list)
     detection: Optional[DetectionParams] = None
     pairs: Optional[tuple] = None  # (gt, pred, iou) of every same-frame pair with positive IoU, with detection
+    label_map: Optional[dict] = None
 
     @property
     def metrics(self) -> dict:
@@ -142,11 +145,16 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
         edge_tolerance=settings.edge_tolerance,
     )
     gt, pred = frames.gt, frames.pred
+    # An IoU exactly on a bound (1/10, 1/2: common with integer corners) is decided exactly, not
+    # by the last bit of its float; the few such pairs are recomputed in rational arithmetic.
+    bounds = (settings.iou_threshold, settings.spatial_threshold, *IOU_LADDER)
     detection_pairs = None
     if with_pairs:
         # Detection metrics pair boxes across classes too (confusion matrix): one class-agnostic
         # search, of which the class-specific matching takes its own pairs (the same pairs, same IoUs).
-        detection_pairs = frame_pairs(gt, frames.gt_frame, pred, frames.pred_frame)
+        d_gt, d_pred, d_iou = frame_pairs(gt, frames.gt_frame, pred, frames.pred_frame)
+        d_iou = settle_ties(d_iou, gt.corners[d_gt], pred.corners[d_pred], bounds + tuple(COCO_IOU_THRESHOLDS))  # the AP thresholds too
+        detection_pairs = d_gt, d_pred, d_iou
         pair_gt, pair_pred, pair_iou = detection_pairs
         if not settings.class_agnostic:
             same = gt.class_id[pair_gt] == pred.class_id[pair_pred]
@@ -161,6 +169,7 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
             pred_group = pred_group * span + pred_class
         pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
         pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+        pair_iou = settle_ties(pair_iou, gt.corners[pair_gt], pred.corners[pair_pred], bounds)
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
@@ -355,7 +364,8 @@ def evaluate_frames(
     health.skipped_pred_lines += len(plan.pred_problems)
     health.problems.extend(plan.pred_problems)
     pairs = _join_pairs(chunks)
-    result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs)
+    result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
+                              label_map=label_map or None)
     result.warnings.extend(_warnings_of(result, sizes))
     return result
 
@@ -369,6 +379,8 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
             for p in result.plan.orphan_pred]
     out += [("orphan prediction file", f"{result.plan.pred_source}: detections of image {name} have no "
              "ground-truth file: not scored") for name in result.plan.orphan_images]
+    out += [("broken link", f"prediction file {p} is a broken symbolic link: read as missing")
+            for p in result.plan.broken_pred_links]
     per_file = Counter(problem.path for problem in result.health.problems)
     seen_files = set()
     for problem in result.health.problems:
@@ -389,11 +401,19 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
         out.append(("confidence", f"{result.health.unscored_pred_files} prediction file(s) have boxes without a "
                     f"confidence and {result.health.scored_pred_files} have one on every box: AP needs a score "
                     "on every prediction, so it is not computed"))
+    for side, (normalized, pixels) in sorted(result.health.mixed_files.items()):
+        scaled = "normalized files are scaled to pixels" if sizes.known else \
+            "give --img_source or --img_width/--img_height to scale the normalized ones"
+        out.append(("coordinates", f"the {side} mix normalized and pixel files (normalized: {Path(normalized).name}, "
+                    f"pixels: {Path(pixels).name}): {scaled}; check the data set"))
     if result.health.reordered_boxes:
         out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))
     if result.health.degenerate_boxes:
         out.append(("geometry", f"{result.health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
+    if result.health.concave_boxes:
+        out.append(("geometry", f"{result.health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
+                    "as the polygons they are"))
     return out
 
 
@@ -430,7 +450,10 @@ def summarize(result: EvaluationResult) -> dict:
         skipped_pred_lines=health.skipped_pred_lines,
         reordered_boxes=health.reordered_boxes,
         degenerate_boxes=health.degenerate_boxes,
+        concave_boxes=health.concave_boxes,
     )
+    if result.label_map:  # the classes by name beside their ids, for files read without the map
+        metrics["class_names"] = {class_id: class_name(result.label_map, class_id) for class_id in metrics["class_stats"]}
     if result.detection_summary is not None:  # new keys after the reference's, which keep their order
         result.detection_summary.merge_into(metrics)
     return metrics

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -52,6 +52,8 @@ class FramePlan:
     ``pred_boxes`` holds the predictions already read, by frame name, when they came from one
     submission rather than a file per frame (DOTA Task1, from ``pred_source``); a frame it
     lacks had no detections. ``orphan_images`` are its images without ground truth.
+    ``broken_pred_links`` are prediction files that are symbolic links to nothing: named in a
+    warning and treated as missing.
     """
 
     frames: tuple[FrameSpec, ...]
@@ -61,6 +63,7 @@ class FramePlan:
     pred_boxes: Optional[dict] = None
     orphan_images: tuple = ()
     pred_source: Optional[Path] = None
+    broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
 
     def pred_boxes_of(self, specs) -> Optional[dict]:
         """The read predictions of these frames only (what a worker process needs), or ``None``."""
@@ -69,23 +72,44 @@ class FramePlan:
         return {spec.name: self.pred_boxes[spec.name] for spec in specs if spec.name in self.pred_boxes}
 
 
-def _label_files(folder: Path, role: str) -> dict[str, tuple[str, int]]:
-    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name."""
+def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], list[str]]:
+    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name, and its broken links.
+
+    A label file ends in ``.txt`` in any case (``.TXT`` too); a symbolic link whose target is
+    gone is returned apart, by path, so the caller can name it instead of skipping it unseen.
+    """
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
     if not folder.is_dir():
         raise InputError(f"{folder}: {role} path is not a folder")
+    suffix = len(LABEL_SUFFIX)
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
-        found = sorted((e.name, e.stat().st_size) for e in entries if e.name.endswith(LABEL_SUFFIX) and e.is_file())
+        labels = [e for e in entries if e.name[-suffix:].lower() == LABEL_SUFFIX]
+        found = sorted((e.name, e.stat().st_size) for e in labels if e.is_file())
+        broken = sorted(e.name for e in labels if e.is_symlink() and not os.path.exists(e.path))
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    return {name[: -len(LABEL_SUFFIX)]: (prefix + name, size) for name, size in found}
+    files = {}
+    for name, size in found:
+        stem = name[:-suffix]
+        if stem in files:
+            raise InputError(f"{folder}: two label files for frame {stem!r}: {Path(files[stem][0]).name} and {name}")
+        files[stem] = (prefix + name, size)
+    return files, [prefix + name for name in broken]
+
+
+def _no_labels_error(folder: Path) -> InputError:
+    """Nothing to score is an error: say what the folder holds instead, so the mistake is visible."""
+    with os.scandir(folder) as entries:
+        suffixes = sorted({os.path.splitext(e.name)[1].lower() or "(no suffix)" for e in entries})
+    held = f"; it holds {', '.join(suffixes[:6])} files" if suffixes else "; it is empty"
+    return InputError(f"no label files in {folder} (the ground-truth folder needs NAME.txt files{held})")
 
 
 NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
 
 
-def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes) -> tuple[dict, tuple, bool]:
-    """One side's label files: ``({stem: entry}, skipped lines, whether it is the batch reader's)``.
+def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes) -> tuple[dict, tuple, bool, list]:
+    """One side's label files: ``({stem: entry}, skipped lines, whether it is the batch reader's, broken links)``.
 
     A folder holding ``.txt`` files is listed for the batch reader as it always was (YOLO-OBB or
     DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
@@ -98,20 +122,20 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     if fmt is not None and fmt not in ALL_FORMATS:
         raise InputError(f"unknown {role} format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
     if path.is_dir() and fmt in (None, *NATIVE_FORMATS):
-        files = _label_files(path, role)
-        if files:
-            return files, (), True
+        files, broken = _label_files(path, role)
+        if files or broken:
+            return files, (), True, broken
         if fmt is None:
             present = formats_present(path)
             if not present:
-                return files, (), True  # no labels at all: paired as before (every frame missing)
+                return files, (), True, broken  # no labels at all: every frame missing (an error for GT)
             fmt = present[0]
     elif not path.exists():
         raise InputError(f"{path}: {role} folder not found")
     elif fmt is None:
         fmt = detect_format(path)
     label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
-    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False
+    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False, []
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
@@ -132,13 +156,27 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         One of ``yolo dota voc coco labelme``; detected when omitted.
     label_map, sizes
         Class names and frame sizes for the sides read whole.
+
+    Raises
+    ------
+    InputError
+        A missing folder, a ground-truth folder without label files of any format, a
+        ground-truth label file that is a broken symbolic link, two files of one frame
+        (``a.txt`` and ``a.TXT``).
     """
     gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
-    gt_files, _, gt_listed = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
-    pred_files, pred_problems, pred_listed = _side(pred_dir, pred_format, "prediction", False, label_map, sizes)
+    gt_files, _, gt_listed, gt_broken = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
+    if gt_broken:
+        raise InputError(f"{gt_broken[0]}: broken symbolic link (its target does not exist)")
+    if not gt_files:
+        raise _no_labels_error(gt_dir)
+    pred_files, pred_problems, pred_listed, pred_broken = _side(pred_dir, pred_format, "prediction", False,
+                                                                label_map, sizes)
     if gt_listed and pred_listed:
-        return _pair(gt_files, pred_files, pred_dir, missing_pred)
-    return _pair_read(gt_files, pred_files, pred_dir, missing_pred, pred_problems)
+        plan = _pair(gt_files, pred_files, pred_dir, missing_pred)
+    else:
+        plan = _pair_read(gt_files, pred_files, pred_dir, missing_pred, pred_problems)
+    return replace(plan, broken_pred_links=tuple(Path(p) for p in pred_broken))
 
 
 def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, pred_problems) -> FramePlan:
@@ -207,9 +245,9 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     task1 = task1_files(pred_dir)
     if not task1 or not Path(gt_dir).is_dir():
         return per_frame()
-    gt_files = _label_files(Path(gt_dir), "ground-truth")
-    if any(path.stem in gt_files for path in task1) or any(
-            name in gt_files for name in _label_files(Path(pred_dir), "prediction")):
+    gt_files, _ = _label_files(Path(gt_dir), "ground-truth")
+    if not gt_files or any(path.stem in gt_files for path in task1) or any(
+            name in gt_files for name in _label_files(Path(pred_dir), "prediction")[0]):
         return per_frame()
     submission = read_task1(pred_dir, label_map)
     frames = tuple(FrameSpec(name, path, None, size) for name, (path, size) in gt_files.items())
@@ -225,11 +263,14 @@ class FrameHealth:
     skipped_pred_lines: int = 0
     reordered_boxes: int = 0
     degenerate_boxes: int = 0
+    concave_boxes: int = 0
     total_edge_cases: int = 0
     problems: list = field(default_factory=list)
     normalized_sides: set = field(default_factory=set)
     scored_pred_files: int = 0  # prediction files with boxes, every one with a confidence
     unscored_pred_files: int = 0  # prediction files with boxes, some without
+    #: ``{side: (a normalized file, a pixel file)}``, first seen, for a side whose files disagree
+    mixed_files: dict = field(default_factory=dict)
 
     def add(self, other: "FrameHealth") -> None:
         self.scored_pred_files += other.scored_pred_files
@@ -237,9 +278,12 @@ class FrameHealth:
         self.skipped_pred_lines += other.skipped_pred_lines
         self.reordered_boxes += other.reordered_boxes
         self.degenerate_boxes += other.degenerate_boxes
+        self.concave_boxes += other.concave_boxes
         self.total_edge_cases += other.total_edge_cases
         self.problems.extend(other.problems)
         self.normalized_sides |= other.normalized_sides
+        for side, files in other.mixed_files.items():
+            self.mixed_files.setdefault(side, files)
 
 
 @dataclass(frozen=True)
@@ -279,9 +323,10 @@ class LoadedFrames:
 def _repair(boxes: Boxes, health: FrameHealth) -> Boxes:
     if len(boxes) == 0:
         return boxes
-    corners, reordered, degenerate = repair_corners(boxes.corners, with_degenerate=True)
+    corners, reordered, degenerate, concave = repair_corners(boxes.corners, with_degenerate=True, with_concave=True)
     health.reordered_boxes += int(reordered.sum())
     health.degenerate_boxes += int(degenerate.sum())
+    health.concave_boxes += int(concave.sum())
     return boxes.with_corners(corners) if reordered.any() else boxes
 
 
@@ -397,6 +442,11 @@ def load_frames(
         health.normalized_sides.add("predictions")
     if (~known & (codes[:n] >= 0) & (codes[n:] >= 0) & (codes[:n] != codes[n:])).any():
         health.normalized_sides.add("mixed")
+    for side, files in (("ground truth", slice(0, n)), ("predictions", slice(n, 2 * n))):
+        side_codes = codes[files]
+        if (side_codes == 1).any() and (side_codes == 0).any():  # a mixed data set: name one file of each
+            paths = batch.paths[files]
+            health.mixed_files[side] = (paths[int(np.argmax(side_codes == 1))], paths[int(np.argmax(side_codes == 0))])
     size_array = np.array([(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
     scale = np.ones((2 * n, 2))
     scaled = (codes == 1) & np.tile(known, 2)

@@ -34,7 +34,7 @@ COMPARISONS = {
 _GATE = re.compile(
     r"^\s*(?:(?P<scope>[^:<>=!]*?)\s*:\s*)?"
     r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op>>=|<=|==|!=|>|<)\s*"
-    r"(?P<bound>[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
+    r"(?P<bound>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,8 @@ def parse_gate(text: str, label_map: Optional[dict] = None) -> Gate:
 
     Examples
     --------
-    >>> parse_gate("p90_angle_error<=5").bound
-    5.0
+    >>> parse_gate("p90_angle_error<=5").bound, parse_gate("p90_angle_error<=5.").bound
+    (5.0, 5.0)
     >>> parse_gate("iou_at_90 >= 0.5").key
     'iou_at_90'
     >>> parse_gate("Car:avg_iou>=0.85", {0: "Car"}).class_id

@@ -65,7 +65,8 @@ def class_statistics(table, overlap) -> dict:
 
     Each entry holds ``gt_total, pred_total, matches``, the :func:`pair_statistics` and the
     :func:`~hbb2obb.scoring.overlap_metrics.overlap_statistics` of the class's ground-truth rows, and
-    the lists ``ious`` and ``angle_errors`` of its matches in table order. Classes are counted
+    the lists ``ious`` and ``angle_errors`` of its matches in table order; and the reference tool's
+    keys ``iou_sum`` (summed in table order) and ``iou_values`` (the same list as ``ious``). Classes are counted
     with one bincount and the matched rows grouped with one stable sort, instead of a pass
     over the whole table per class; the values are those of masking the table per class.
 
@@ -121,6 +122,10 @@ def class_statistics(table, overlap) -> dict:
         stats["spatial_match"] = float(int(passed[index]) / stats["gt_total"]) if stats["gt_total"] else 0.0
         stats["ious"] = iou.tolist()
         stats["angle_errors"] = angle.tolist()
+        # The reference tool's own keys, so scripts written for its dict keep working: iou_sum is
+        # added up one pair after the other as it does (cumsum: no pairwise or compensated sum).
+        stats["iou_sum"] = float(np.cumsum(iou)[-1]) if len(iou) else 0.0
+        stats["iou_values"] = list(stats["ious"])  # a copy: a shared list would be a YAML alias
         class_stats[int(class_id)] = stats
     return class_stats
 

@@ -57,7 +57,7 @@ METRIC_KEYS = (
     "iou_fractions", "avg_angle_error", "std_angle_error", "median_angle_error", "p90_angle_error",
     "class_stats", "class_agnostic", "exclude_edge_cases", "excluded_classes", "iou_threshold",
     "one_to_one", "frames_scored", "missing_pred_files", "orphan_pred_files", "skipped_pred_lines",
-    "reordered_boxes", "degenerate_boxes",
+    "reordered_boxes", "degenerate_boxes", "concave_boxes",
 )
 BOOKKEEPING_KEYS = ("execution_time", "status", "error", "fallbacks", "skipped_hbb_lines", "exit_code")
 RESERVED_KEYS = frozenset(METRIC_KEYS + BOOKKEEPING_KEYS)

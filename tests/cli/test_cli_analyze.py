@@ -127,7 +127,7 @@ def test_out_dir_writes_markdown_yaml_and_png(tmp_path):
     assert [cut["key"] for cut in data["cuts"]] == ["orientation", "orientation_controlled", "short_side", "edge",
                                                    "class"]
     assert data["identity"]["rows"][0]["boxes"] == iou_a.size
-    assert len(data["side_ratios"]["bands"]) == 6
+    assert len(data["side_ratio_table"]["bands"]) == 6 and len(data["side_ratios"]) == 6  # ours, the reference's
     markdown = (out_dir / "analysis.md").read_text(encoding="utf-8")
     assert "### Against doing nothing" in markdown
     assert "| | Boxes | IoU (mean) | IoU (std) | IoU (SEM) |" in markdown.replace("|  |", "| |")

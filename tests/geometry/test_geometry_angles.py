@@ -165,9 +165,10 @@ def test_orientation_error_single_pair():
 
 
 def edge_reduction_orientation(corners: np.ndarray) -> np.ndarray:
-    """Orientation from (n, 2) edge vectors and np.mod: the straightforward numpy formula."""
+    """Orientation from (n, 2) edge vectors and np.mod: the straightforward numpy formula, the
+    edges compared by np.hypot as the reference compares them."""
     first, second = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 1]
-    edge = np.where(((second**2).sum(axis=1) > (first**2).sum(axis=1))[:, None], second, first)
+    edge = np.where((np.hypot(*second.T) > np.hypot(*first.T))[:, None], second, first)
     theta = np.mod(np.degrees(np.arctan2(edge[:, 1], edge[:, 0])), 180.0)
     return np.where(theta >= 180.0, 0.0, theta)
 
@@ -193,3 +194,37 @@ def test_orientation_equals_the_edge_reduction_bit_for_bit(seed, n):
     assert np.array_equal(orientation_errors(a, b), angle_difference(expected, edge_reduction_orientation(b)))
     if n > 100:
         assert ((got >= 0) & (got < 180)).all() and (got == 0).any() and (got == 90).any()
+
+
+def reference_orientation(points) -> float:
+    """The reference tool's obb_orientation, restated: np.hypot lengths, argmax (first wins a tie)."""
+    corners = np.asarray(points, dtype=float)[:4]
+    edges = corners[[1, 2]] - corners[[0, 1]]
+    longer = edges[int(np.argmax(np.hypot(edges[:, 0], edges[:, 1])))]
+    return float(np.degrees(np.arctan2(longer[1], longer[0])) % 180.0)
+
+
+def test_exact_decimal_ties_break_as_the_reference_breaks_them():
+    # a square with 2-decimal corners: its edges are equal by np.hypot, but dx^2 + dy^2 of the
+    # second is larger by one ulp, which used to turn the box by 90 degrees (issue 13)
+    p0, p1, p2 = np.array([264.44, 111.26]), np.array([235.09, 86.86]), np.array([259.49, 57.51])
+    box = np.array([p0, p1, p2, p0 + (p2 - p1)])
+    first, second = p1 - p0, p2 - p1
+    assert np.hypot(*first) == np.hypot(*second) and (second**2).sum() > (first**2).sum()
+    assert orientation(box[None])[0] == pytest.approx(reference_orientation(box), abs=1e-12)
+    assert orientation(box[None])[0] == pytest.approx(np.degrees(np.arctan2(first[1], first[0])) % 180, abs=1e-12)
+
+
+@pytest.mark.parametrize("decimals", [0, 2, 6])
+def test_orientation_agrees_with_the_reference_on_near_squares(decimals):
+    rng = np.random.default_rng(decimals)
+    n = 4000
+    start = np.round(rng.uniform(0, 4000, (n, 2)), decimals)
+    edge = np.round(rng.uniform(-30, 30, (n, 2)), decimals)
+    p1 = start + edge
+    p2 = p1 + np.stack([-edge[:, 1], edge[:, 0]], axis=1)  # a quarter turn: a square, up to rounding
+    boxes = np.stack([start, p1, p2, start + (p2 - p1)], axis=1)
+    expected = np.array([reference_orientation(b) for b in boxes])
+    got = orientation(boxes)
+    difference = np.abs(got - expected)
+    assert np.minimum(difference, 180 - difference).max() <= 1e-9

@@ -20,6 +20,7 @@ import hbb2obb.geometry.candidates as candidates_module
 import hbb2obb.geometry.iou as iou_module
 from hbb2obb.geometry import (
     bounds,
+    is_concave,
     calculate_obb_iou,
     candidate_pairs,
     iou_pairs,
@@ -198,30 +199,34 @@ def test_iou_all_hand_cases_at_once():
     assert np.allclose(iou_pairs(a, b), [c[2] for c in CASES.values()], atol=1e-12, rtol=0)
 
 
-def test_iou_point_inside_triangle_box_is_scored_as_its_hull():
+def test_iou_concave_quad_is_scored_as_the_polygon_it_is():
+    # a simple concave quad (one corner inside the triangle of the others) is a valid polygon:
+    # scored exactly, as shapely and the reference score it, not as its hull (issue 13)
     inner = [[0, 0], [4, 0], [1, 1], [0, 4]]
-    hull, _ = repair_corners([inner])
-    other = box(0, 0, 2, 2)
-    assert iou_pairs([inner], [other])[0] == pytest.approx(shapely_iou(hull, [other])[0], abs=TOL)
+    hull = [[[0, 0], [4, 0], [0, 4], [0, 4]]]  # what it used to be scored as
+    other = box(0.5, 0.5, 2.5, 2.5)
+    got = iou_pairs([inner], [other])[0]
+    assert got == pytest.approx(shapely_iou([inner], [other])[0], abs=TOL)
+    assert abs(got - shapely_iou(hull, [other])[0]) > 0.1
 
 
 @settings(max_examples=40, deadline=None)
 @given(unit_rows(12, max_rows=1), unit_rows(2, max_rows=1))
 def test_iou_scores_any_corner_order_as_the_hull(u, inner):
-    """All 24 orders of the same 4 points are one box; so are 3 points and one inside them."""
+    """All 24 orders of 4 points in convex position are one box; 3 points and one inside them
+    make a concave quad in every order, scored as that polygon."""
     quad = convex_quads(u)[0]
     orders = np.array(list(itertools.permutations(range(4))))
     shuffled = quad[orders]
     assert np.abs(iou_pairs(shuffled, np.repeat(quad[None], 24, axis=0)) - 1).max() <= 1e-12
-    # replace corner 3 by a point inside the triangle of the others: the box is that triangle
+    # replace corner 3 by a point inside the triangle of the others: every order is a simple
+    # concave quad, scored exactly as the polygon it is (shapely, the oracle, agrees)
     weights = np.array([inner[0, 0], inner[0, 1], 1.0]) + 0.05
     triangle_point = (weights / weights.sum()) @ quad[:3]
     with_inner = np.concatenate([quad[:3], triangle_point[None]])[orders]
-    triangle = np.repeat(quad[[0, 1, 2, 2]][None], 24, axis=0)
     other = np.repeat(quad[None] + 0.3 * (quad[1] - quad[0]), 24, axis=0)
-    expected = shapely_iou(triangle, other)
-    assert np.abs(iou_pairs(with_inner, other) - expected).max() <= TOL
-    assert np.abs(iou_pairs(with_inner, triangle) - 1).max() <= 1e-12
+    assert np.abs(iou_pairs(with_inner, other) - shapely_iou(with_inner, other)).max() <= TOL
+    assert np.abs(iou_pairs(with_inner, with_inner) - 1).max() <= 1e-12
 
 
 def test_iou_empty_and_shapes():
@@ -546,3 +551,24 @@ def test_clip_step_area(polygon):
     area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
     assert area == pytest.approx(half_plane_area(polygon, (1, 0)), abs=1e-12)
     assert (y >= -1e-12).all()
+
+
+def random_concave_quads(rng, n: int) -> np.ndarray:
+    """Arrowheads: a triangle and a fourth corner inside it, listed in a random cyclic place."""
+    triangle = rng.uniform(-50, 50, (n, 3, 2))
+    weights = rng.dirichlet([1, 1, 1], n)
+    inner = np.einsum("nk,nkd->nd", weights, triangle)
+    quads = np.concatenate([triangle, inner[:, None]], axis=1)
+    return np.stack([np.roll(q, int(r), axis=0) for q, r in zip(quads, rng.integers(0, 4, n))])
+
+
+def test_concave_pairs_agree_with_shapely_and_convex_pairs_keep_the_kernel():
+    rng = np.random.default_rng(13)
+    concave = random_concave_quads(rng, 300)
+    assert is_concave(concave).all()
+    others = np.concatenate([random_concave_quads(rng, 150), convex_quads(rng.uniform(0, 1, (150, 12))) * 60 - 30])
+    got = iou_pairs(concave, others)
+    assert np.abs(got - shapely_iou(concave, others)).max() <= TOL
+    assert (got > 0).sum() > 50  # many pairs overlap: the comparison is not of zeros
+    ia, ib, sparse = sparse_pairwise_iou(concave[:40], others[:40])
+    assert np.abs(sparse - shapely_iou(concave[:40][ia], others[:40][ib])).max() <= TOL

@@ -14,9 +14,10 @@ from hypothesis.extra.numpy import arrays
 
 import hbb2obb.geometry.iou
 import hbb2obb.geometry.angles
+import hbb2obb.geometry.exact
 import hbb2obb.geometry.polygon
 from hbb2obb.boxes import Boxes
-from hbb2obb.geometry import bounds, is_degenerate, polygon_area, repair_corners, side_lengths
+from hbb2obb.geometry import bounds, is_concave, is_degenerate, polygon_area, repair_corners, side_lengths
 
 RECT = [[0, 0], [4, 0], [4, 2], [0, 2]]  # positive shoelace sum (clockwise on screen, y down)
 RECT_REVERSED = RECT[::-1]
@@ -151,12 +152,22 @@ def test_repair_leaves_convex_and_degenerate_boxes_alone():
     assert repaired is not boxes
 
 
-def test_repair_point_inside_triangle_uses_the_hull():
-    repaired, flagged = repair_corners([[[0, 0], [4, 0], [1, 1], [0, 4]], [[1, 1], [0, 0], [4, 0], [0, 4]]])
-    assert flagged.tolist() == [True, True]
-    assert repaired[0].tolist() == [[0, 0], [4, 0], [0, 4], [0, 4]]
-    assert repaired[1].tolist() == [[0, 0], [4, 0], [0, 4], [0, 4]]  # inner corner 1 dropped
-    assert polygon_area(repaired).tolist() == [8.0, 8.0]
+def test_repair_leaves_a_concave_quad_as_it_is():
+    # one corner inside the triangle of the others: a simple concave quad, a valid polygon
+    # (issue 13: it used to be replaced by its hull, the triangle, like a bow-tie)
+    quads = [[[0, 0], [4, 0], [1, 1], [0, 4]], [[1, 1], [0, 0], [4, 0], [0, 4]]]
+    repaired, flagged, degenerate, concave = repair_corners(quads, with_degenerate=True, with_concave=True)
+    assert flagged.tolist() == [False, False] and degenerate.tolist() == [False, False]
+    assert concave.tolist() == [True, True] and is_concave(quads).tolist() == [True, True]
+    assert repaired.tolist() == quads
+    assert polygon_area(repaired).tolist() == pytest.approx([4.0, 6.0])  # the polygons as listed, not the hull (8)
+    assert shapely.area(shapely.polygons(np.array(quads, float))).tolist() == pytest.approx([4.0, 6.0])
+
+
+def test_bow_tie_is_not_concave():
+    bow_tie = [[0, 0], [4, 0], [0, 2], [4, 2]]
+    _, flagged, concave = repair_corners([bow_tie], with_concave=True)
+    assert flagged.tolist() == [True] and concave.tolist() == [False]
 
 
 def test_repair_collinear_corner_counts_as_convex():
@@ -216,7 +227,8 @@ def test_bounds_match_shapely(corners):
 
 
 @pytest.mark.parametrize(
-    "module", [hbb2obb.geometry.polygon, hbb2obb.geometry.iou, hbb2obb.geometry.angles], ids=lambda m: m.__name__
+    "module", [hbb2obb.geometry.polygon, hbb2obb.geometry.iou, hbb2obb.geometry.angles, hbb2obb.geometry.exact],
+    ids=lambda m: m.__name__
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, verbose=False)

@@ -92,10 +92,11 @@ def test_a_size_error_comes_in_frame_order(write_labels, broken_frame, expected)
 
 
 @pytest.mark.parametrize("broken, expected, where", [
-    ({"pred/a.txt": b"\xff\xfe", "gt/b.txt": b"0 1 2\n"}, InputError, "pred/a.txt: not UTF-8"),
+    # bad bytes in a prediction are a skipped line (issue 13): the first error is then ground truth's
+    ({"pred/a.txt": b"\xff\xfe", "gt/b.txt": b"0 1 2\n"}, LabelFormatError, "gt/b.txt:1: expected 9 fields"),
     ({"gt/a.txt": b"0 1 2\n", "pred/a.txt": b"\xff\xfe"}, LabelFormatError, "gt/a.txt:1: expected 9 fields"),
     ({"gt/b.txt": b"car 1 2 3 4 5 6 7 8\n", "pred/c.txt": b"\xff"}, LabelFormatError, "gt/b.txt:1: class id"),
-], ids=["earlier-prediction-first", "ground-truth-before-its-prediction", "earlier-ground-truth-first"])
+], ids=["prediction-bad-bytes-skipped", "ground-truth-before-its-prediction", "earlier-ground-truth-first"])
 def test_read_errors_come_in_frame_order_ground_truth_then_prediction(write_labels, broken, expected, where):
     files = {f"{side}/{n}.txt": (rect(10, 10, 4, 4) + "\n").encode() for n in "abc" for side in ("gt", "pred")}
     files.update(broken)

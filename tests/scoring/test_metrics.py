@@ -75,6 +75,11 @@ def per_class_masks(table, overlap):
         stats.update(overlap_statistics(overlap, rows))
         stats["ious"] = table.iou[hit].tolist()
         stats["angle_errors"] = table.angle_error[hit].tolist()
+        total = 0.0  # the reference tool's running sum, one pair after the other
+        for value in stats["ious"]:
+            total += value
+        stats["iou_sum"] = total
+        stats["iou_values"] = table.iou[hit].tolist()
         out[int(class_id)] = stats
     return out
 

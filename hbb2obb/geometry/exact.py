@@ -1,0 +1,121 @@
+"""Exact IoU in rational arithmetic, for the few pairs whose float IoU sits on a decision bound.
+
+A float IoU carries a rounding error of a few units in the last place, whichever exact
+algorithm computes it (clipping here, GEOS overlay in shapely). That is harmless except where a
+decision is taken on the value: ``IoU > --iou_threshold`` for a match, ``IoU >= 0.5`` for a
+ladder rung. Boxes with integer or short decimal corners often have an IoU of exactly 1/2 or
+1/10, and the float then lands on either side of the bound by chance (shapely gives
+0.10000000000000715 for an IoU of exactly 1/10, so it matches at ``-t 0.1``; exactly, it does
+not). :func:`settle_ties` recomputes such pairs with :class:`fractions.Fraction` (every float is
+a rational number, so the corners are taken exactly) and replaces each by the float nearest to
+its exact value, which falls on the right side of any bound it is not exactly equal to.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterable, Optional
+
+import numpy as np
+
+from hbb2obb.geometry.polygon import convex_positive, planar
+
+TIE_WINDOW = 1e-9
+"""Pairs whose float IoU is within this of a bound are settled exactly (far above float error)."""
+
+
+def _area2(points) -> Fraction:
+    """Twice the signed shoelace area of a polygon of rational points."""
+    total = Fraction(0)
+    for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]):
+        total += x0 * y1 - x1 * y0
+    return total
+
+
+def _clip(subject: list, a, b) -> list:
+    """Sutherland-Hodgman: the part of ``subject`` left of (or on) the directed line a->b."""
+    (ax, ay), (bx, by) = a, b
+    ex, ey = bx - ax, by - ay
+
+    def side(p):
+        return ex * (p[1] - ay) - ey * (p[0] - ax)
+
+    out = []
+    for p, q in zip(subject, subject[1:] + subject[:1]):
+        sp, sq = side(p), side(q)
+        if sp >= 0:
+            out.append(p)
+        if (sp > 0 and sq < 0) or (sp < 0 and sq > 0):
+            t = sp / (sp - sq)
+            out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+    return out
+
+
+def exact_iou(a: np.ndarray, b: np.ndarray) -> Optional[Fraction]:
+    """The IoU of two convex quadrilaterals (``(4, 2)``, either winding) as an exact fraction.
+
+    ``None`` when the union has no area.
+
+    Examples
+    --------
+    >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
+    >>> exact_iou(square, square + [1.0, 0.0])
+    Fraction(1, 3)
+    """
+    pa = [(Fraction(float(x)), Fraction(float(y))) for x, y in a]
+    pb = [(Fraction(float(x)), Fraction(float(y))) for x, y in b]
+    pa, pb = (p if _area2(p) >= 0 else p[::-1] for p in (pa, pb))  # clipping keeps the left side
+    inter = pa
+    for a_point, b_point in zip(pb, pb[1:] + pb[:1]):
+        if not inter:
+            break
+        if a_point != b_point:  # a repeated corner (a hull of three points) cuts nothing
+            inter = _clip(inter, a_point, b_point)
+    area_a, area_b = abs(_area2(pa)), abs(_area2(pb))
+    area_i = abs(_area2(inter)) if len(inter) >= 3 else Fraction(0)
+    union = area_a + area_b - area_i
+    return area_i / union if union > 0 else None
+
+
+def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float]) -> np.ndarray:
+    """``iou`` with every pair near one of ``bounds`` replaced by the float nearest its exact IoU.
+
+    Parameters
+    ----------
+    iou : (k,) float
+        Float IoU of the aligned pairs ``a[i]``, ``b[i]``.
+    a, b : (k, 4, 2) float
+        The pairs' corners (bow-ties already repaired or not: they are taken as their hull).
+    bounds : iterable of float
+        The values decisions are taken against (match threshold, ladder rungs).
+
+    Returns
+    -------
+    (k,) float
+        A new array when any pair was settled, else ``iou`` itself. Pairs with a concave or
+        degenerate box keep their float value.
+
+    Examples
+    --------
+    >>> a = np.array([[[0.0, 0.0], [10.0, 0.0], [10.0, 1.0], [0.0, 1.0]]])
+    >>> b = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
+    >>> settle_ties(np.array([0.10000000000000715]), a, b, [0.1]).tolist()
+    [0.1]
+    """
+    iou = np.asarray(iou, dtype=np.float64)
+    near = np.zeros(iou.shape, dtype=bool)
+    for bound in bounds:
+        near |= np.abs(iou - float(bound)) <= TIE_WINDOW
+    rows = np.flatnonzero(near)
+    if rows.size == 0:
+        return iou
+    ax, ay, a_bad, a_concave = convex_positive(*planar(np.asarray(a, dtype=np.float64)[rows]))
+    bx, by, b_bad, b_concave = convex_positive(*planar(np.asarray(b, dtype=np.float64)[rows]))
+    settled = iou.copy()
+    for k, row in enumerate(rows.tolist()):
+        if a_bad[k] or b_bad[k] or a_concave[k] or b_concave[k]:
+            continue
+        value = exact_iou(np.stack([ax[:, k], ay[:, k]], axis=1), np.stack([bx[:, k], by[:, k]], axis=1))
+        if value is not None:
+            settled[row] = float(value)  # Fraction -> float rounds correctly
+    return settled
