@@ -13,7 +13,9 @@ end (``--keep`` keeps it):
 
 It checks that the final numbers equal the uninterrupted run's (every key of every record but
 ``execution_time``), that every read of the files parsed, that no scratch folder is left (in
-the run folder, or ``hbb2obb-sweep-*`` in the system temp folder), and no lock file. It prints
+the run folder, or ``hbb2obb-sweep-*`` in the temp folder), and no lock file. The sweeps run
+with ``TMPDIR`` set to a folder of the check's own, so a temp folder left there is theirs and
+not another program's. It prints
 what it saw and exits 1 when a check fails. Needs the toolkit installed (its console scripts
 beside this Python).
 """
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-SCALE_FACTORS = ("0", "0.01", "0.02", "0.03", "0.04", "0.05")
+SCALE_FACTORS = ("0", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06", "0.07", "0.08", "0.09")
 
 
 class Watcher(threading.Thread):
@@ -79,8 +81,8 @@ def numbers(path: Path) -> list[dict]:
     return [{k: v for k, v in r.items() if k != "execution_time"} for r in document["all_results"]]
 
 
-def sweep_scratch() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("hbb2obb-sweep-*")}
+def sweep_scratch(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("hbb2obb-sweep-*"))
 
 
 def main() -> int:
@@ -97,13 +99,15 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="kill-resume-check-"))
-    temp_before = sweep_scratch()
+    private_temp = work / "tmp"
+    private_temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(private_temp)}
     failures: list[str] = []
     try:
         data = generate_dataset(work / "data", n_frames=args.frames, seed=args.seed, width=640, height=480).root
         start = time.monotonic()
         subprocess.run(sweep_command(data, work / "out", "uninterrupted", args.converter, args.jobs), check=True,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, env=env)
         full_seconds = time.monotonic() - start
         expected = numbers(work / "out" / "uninterrupted" / "results.yaml")
         print(f"uninterrupted sweep: {len(expected)} points in {full_seconds:.1f} s")
@@ -113,9 +117,10 @@ def main() -> int:
         watcher = Watcher(folder)
         watcher.start()
         for kill in range(1, args.kills + 1):
-            delay = rng.uniform(0.2, full_seconds)
+            # Most of the time the sweep is partly done when killed, some kills land in its start-up.
+            delay = rng.uniform(0.2, full_seconds / 2)
             process = subprocess.Popen(command + (["--resume"] if kill > 1 else []), stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                       stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
             try:
                 process.wait(timeout=delay)
                 outcome = f"finished first (exit {process.returncode})"
@@ -129,7 +134,7 @@ def main() -> int:
                 failures.append(f"run {kill} exited {process.returncode}: {stderr.strip()}")
             on_disk = len(numbers(folder / "results.yaml")) if (folder / "results.yaml").is_file() else 0
             print(f"run {kill:2d}: {outcome} after {delay:.2f} s; {on_disk} point(s) on disk")
-        final = subprocess.run(command + ["--resume"], capture_output=True, text=True)
+        final = subprocess.run(command + ["--resume"], capture_output=True, text=True, env=env)
         time.sleep(0.05)
         watcher.stop.set()
         watcher.join()
@@ -148,9 +153,9 @@ def main() -> int:
         failures += watcher.failures[:5]
         leftovers = [str(p) for p in folder.rglob("*") if p.name in (".scratch", ".sweep.lock")
                      or p.name.startswith(("hbb2obb-sweep-", ".results.yaml."))]
-        new_temp = sorted(sweep_scratch() - temp_before)
-        print(f"left in the run folder: {leftovers or 'nothing'}; new hbb2obb-sweep-* in "
-              f"{tempfile.gettempdir()}: {new_temp or 'none'}")
+        new_temp = sweep_scratch(private_temp)
+        print(f"left in the run folder: {leftovers or 'nothing'}; hbb2obb-sweep-* in the sweeps' "
+              f"TMPDIR: {new_temp or 'none'}")
         if leftovers or new_temp:
             failures.append("scratch or lock files were left behind")
     finally:

@@ -7,7 +7,7 @@ Four small pieces, so each can be swapped alone:
 - :func:`run_grid_point`: one point, a pure function of plain, picklable arguments that returns
   a plain dict (its *record*): convert every HBB file into a temporary folder, score it with
   the shared core, and keep the metric dict without per-class detail.
-- executors (:func:`serial_executor`, :class:`ProcessExecutor`, and on a cluster
+- executors (:mod:`hbb2obb.sweep.executors`, and on a cluster
   :class:`hbb2obb.sweep.dask_executor.DaskExecutor`): call a function on a list of argument tuples
   and yield ``(index, result)`` as results arrive, in any order.
 - :func:`run_sweep` (:func:`run_sweeps` for several at once): feed the points that are still
@@ -26,17 +26,17 @@ import shutil
 import tempfile
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Optional
 
 import yaml
 
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames, resolve_jobs
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
 from hbb2obb.sweep.records import (describe_output_problems, fingerprint, output_problems, record_problem,
                                    setting_changes)
 
@@ -263,43 +263,6 @@ def _unusable(record: dict, seconds: float, problems: dict, hbb_dir: Path) -> di
             "error": describe_output_problems(problems, total)}
 
 
-Executor = Callable[[Callable, list], Iterator[tuple]]
-
-
-def serial_executor(function: Callable, calls: list) -> Iterator[tuple]:
-    """Call ``function(*args)`` for each argument tuple in turn; yield ``(index, result)``."""
-    for index, args in enumerate(calls):
-        yield index, function(*args)
-
-
-class ProcessExecutor:
-    """Spread calls over ``jobs`` processes; yield ``(index, result)`` as each one finishes.
-
-    Stopping the iteration early (an error, Ctrl-C) cancels the calls not yet started.
-    """
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-
-    def __call__(self, function: Callable, calls: list) -> Iterator[tuple]:
-        if not calls:
-            return
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
-            futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
-            try:
-                for future in as_completed(futures):
-                    yield futures[future], future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
-
-
-def make_executor(jobs: int) -> Executor:
-    """Serial for one job, a process pool otherwise (``0``: every core)."""
-    jobs = resolve_jobs(jobs)
-    return serial_executor if jobs == 1 else ProcessExecutor(jobs)
-
-
 @dataclass(frozen=True)
 class SweepPlan:
     """Everything one sweep needs, resolved and checked: what to run and where to write."""
@@ -311,6 +274,9 @@ class SweepPlan:
     grid: Grid
     inputs: SweepInputs
     evaluation: EvalSpec = field(default_factory=EvalSpec)
+    #: Convert under the run folder (local sweeps); ``False``: in each worker's own temp folder
+    #: (a cluster's workers may not share the run folder, and their local disk is faster).
+    scratch_in_run_folder: bool = True
 
     @functools.cached_property
     def measured_with(self) -> dict:
@@ -319,11 +285,12 @@ class SweepPlan:
         return fingerprint(self)
 
     @property
-    def scratch_root(self) -> Path:
-        """Where grid points convert: inside the run folder, so no kill leaves litter elsewhere."""
+    def scratch_root(self) -> Optional[Path]:
+        """Where grid points convert: inside the run folder, so no kill leaves litter elsewhere
+        (``None``, the system temp folder, when not :attr:`scratch_in_run_folder`)."""
         from hbb2obb.sweep.lock import SCRATCH_NAME
 
-        return Path(os.path.abspath(self.folder)) / SCRATCH_NAME
+        return Path(os.path.abspath(self.folder)) / SCRATCH_NAME if self.scratch_in_run_folder else None
 
 
 def best_record(records: Iterable[dict], metric: str = "avg_iou") -> Optional[dict]:
