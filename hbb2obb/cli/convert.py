@@ -18,6 +18,7 @@ from hbb2obb.converters.image import DEFAULT_PARAMETERS, TIGHTNESS, convert_fram
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
+from hbb2obb.io.written import OutputGuard
 
 PROGRAM = "hbb2obb"
 
@@ -91,17 +92,21 @@ def default_dir(source: Path, name: str) -> Path:
               help="Label map YAML {id: name} for the class names of --save_img "
                    "[default: IMG_SOURCE/../classes.yaml when it exists].")
 @click.option("--viz_dir", type=click.Path(path_type=Path), help="Folder of the pictures (default: the OBB folder).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace existing files in the output folders that hbb2obb did not write (e.g. ground truth).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, tightness,
-         confidence_dir, params_from, save_img, map_path, viz_dir, no_bar):
+         confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
     fitted to the mask and the HBB. A box without a usable mask, or whose fitted box the image
     supports less than the HBB, is written as its HBB and counted as a fallback with its
-    reason. Exit status: 0 ok, 2 usage or input error.
+    reason. Files in the output folders that hbb2obb did not write are never replaced without
+    --overwrite. Exit status: 0 ok, 1 some frames could not be read (the others were
+    converted), 2 usage or input error (nothing written).
     """
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
@@ -128,49 +133,72 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     viz_dir = viz_dir or obb_dir
     if not hbb_dir.is_dir():
         raise InputError(f"{hbb_dir}: HBB folder not found")
-    obb_dir.mkdir(parents=True, exist_ok=True)
-    label_map = {}
     if confidence_dir is not None:
         confidence_dir = Path(confidence_dir) if confidence_dir else default_dir(img_source, "labels_confidence")
-        confidence_dir.mkdir(parents=True, exist_ok=True)
+    label_map = {}
     if save_img:
-        viz_dir.mkdir(parents=True, exist_ok=True)
         if map_path is None:
             beside = default_dir(img_source, "classes.yaml")
             map_path = beside if beside.is_file() else None
         label_map = load_label_map(map_path)
     warnings = []
+    prompted = [p for p in frames if (hbb_dir / f"{p.stem}.txt").is_file()]
+    unprompted = [p for p in frames if p not in prompted]
+    warnings += [("no-hbb", f"{p}: no HBB file {hbb_dir / (p.stem + '.txt')}; frame skipped") for p in unprompted]
+    orphans = orphan_prompts(hbb_dir, frames) if img_source.is_dir() else []
+    warnings += [("no-image", f"{p}: no image named {p.stem}.* in {img_source}; its boxes were not converted")
+                 for p in orphans]
+    guard = OutputGuard()
+    targets = [obb_dir / f"{p.stem}.txt" for p in prompted]
+    if save_img:
+        targets += [viz_dir / f"{p.stem}.jpg" for p in prompted]
+    if confidence_dir is not None:
+        targets += [confidence_dir / f"{p.stem}.txt" for p in prompted]
+    if not overwrite:
+        guard.refuse_foreign(targets)
+    for folder in [obb_dir] + ([viz_dir] if save_img else []) + ([confidence_dir] if confidence_dir else []):
+        folder.mkdir(parents=True, exist_ok=True)
     converted = boxes = fallbacks = 0
     reasons, readings = {}, {}
+    unreadable = []
     start = time.perf_counter()
-    with progress_bar(len(frames), "Converting", no_bar) as bar:
-        for image_path in frames:
-            hbb_path = hbb_dir / f"{image_path.stem}.txt"
-            if not hbb_path.is_file():
-                warnings.append(("no-hbb", f"{image_path}: no HBB file {hbb_path}; frame skipped"))
-                bar.update(1)
-                continue
-            result = convert_frame(image_path, hbb_path, obb_dir / hbb_path.name, params, keep_masks=save_img,
-                                   confidence_path=confidence_dir / hbb_path.name if confidence_dir else None)
-            warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
-            fallback = result.conversion.fallback
-            for line, reason in zip(result.label_file.boxes.line.tolist(), result.conversion.reasons):
-                if reason:
-                    warnings.append(("fallback", f"{hbb_path}:{line}: {reason}; the HBB was written as the OBB"))
-            if save_img:
-                from hbb2obb.converters.image_draw import draw_conversion
+    try:
+        with progress_bar(len(prompted), "Converting", no_bar) as bar:
+            for image_path in prompted:
+                hbb_path = hbb_dir / f"{image_path.stem}.txt"
+                out_path = obb_dir / hbb_path.name
+                confidence_path = confidence_dir / hbb_path.name if confidence_dir else None
+                try:
+                    result = convert_frame(image_path, hbb_path, out_path, params, keep_masks=save_img,
+                                           confidence_path=confidence_path)
+                except InputError as exc:  # an unreadable image or prompt file: this frame only
+                    unreadable.append(image_path)
+                    warnings.append(("unreadable", f"{exc}; frame skipped"))
+                    bar.update(1)
+                    continue
+                guard.wrote(out_path)
+                if confidence_path is not None:
+                    guard.wrote(confidence_path)
+                warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
+                fallback = result.conversion.fallback
+                for line, reason in zip(result.label_file.boxes.line.tolist(), result.conversion.reasons):
+                    if reason:
+                        warnings.append(("fallback", f"{hbb_path}:{line}: {reason}; the HBB was written as the OBB"))
+                        reasons[reason] = reasons.get(reason, 0) + 1
+                if save_img:
+                    from hbb2obb.converters.image_draw import draw_conversion
 
-                picture = draw_conversion(result.image, result.xyxy, result.conversion,
-                                          result.label_file.boxes.class_id, label_map=label_map)
-                picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
-            for reason in result.conversion.reasons:
-                if reason:
-                    reasons[reason] = reasons.get(reason, 0) + 1
-            readings[result.conversion.tightness] = readings.get(result.conversion.tightness, 0) + 1
-            converted += 1
-            boxes += len(fallback)
-            fallbacks += int(fallback.sum())
-            bar.update(1)
+                    picture = draw_conversion(result.image, result.xyxy, result.conversion,
+                                              result.label_file.boxes.class_id, label_map=label_map)
+                    picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
+                    guard.wrote(viz_dir / f"{image_path.stem}.jpg")
+                readings[result.conversion.tightness] = readings.get(result.conversion.tightness, 0) + 1
+                converted += 1
+                boxes += len(fallback)
+                fallbacks += int(fallback.sum())
+                bar.update(1)
+    finally:
+        guard.save()  # also when interrupted: the next run may replace what this one wrote
     warn(PROGRAM, warnings)
     click.echo(f"Converted {boxes} boxes in {converted} frames in {time.perf_counter() - start:.2f} s -> {obb_dir}")
     click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
@@ -178,7 +206,21 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo(f"  {count}: {reason}")
     if readings:
         click.echo("HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items())))
+    skipped = [(len(unprompted), "image(s) without an HBB file"), (len(orphans), "HBB file(s) without an image"),
+               (len(unreadable), "unreadable frame(s)")]
+    if any(count for count, _ in skipped):
+        click.echo("Skipped: " + ", ".join(f"{count} {what}" for count, what in skipped))
     if confidence_dir is not None:
         click.echo(f"Confidences: {confidence_dir}")
     if save_img:
         click.echo(f"Pictures: {viz_dir}")
+    if unreadable:
+        click.echo(f"{PROGRAM}: error: {len(unreadable)} frame(s) could not be read and have no OBB file "
+                   f"(first: {unreadable[0]})", err=True)
+        raise SystemExit(1)
+
+
+def orphan_prompts(hbb_dir: Path, frames: list) -> list[Path]:
+    """The HBB files of ``hbb_dir`` that no frame in ``frames`` is named after."""
+    stems = {p.stem for p in frames}
+    return sorted(p for p in hbb_dir.glob("*.txt") if p.stem not in stems)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import shlex
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -24,6 +26,7 @@ from hbb2obb.scoring.frames import MISSING_PRED_POLICIES
 from hbb2obb.sweep.runner import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
                            make_executor, measured_records, read_yaml, run_config_document, run_sweeps,
                            write_yaml_atomic)
+from hbb2obb.sweep.lock import RunLock
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
 from hbb2obb.report.textable import render_table
 
@@ -82,8 +85,8 @@ def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, 
         results_path = plan.folder / RESULTS_NAME
         previous = None
         if resume and results_path.is_file():
-            check_resumable(plan)
             previous = read_yaml(results_path)
+            check_resumable(plan, previous)
             if is_complete(plan, previous):
                 click.echo(f"{plan.name}: complete ({plan.grid.size} points in {results_path}), skipped")
                 continue
@@ -119,6 +122,24 @@ def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, 
             click.echo(f"{PROGRAM}: warning: {plan.name}: {len(outcome.failed)} grid point(s) failed; "
                        f"see {plan.folder / 'summary.txt'}", err=True)
     return {plan.name: outcome for (plan, _, _), outcome in zip(pending, outcomes)}
+
+
+@contextlib.contextmanager
+def _sweeping(plans):
+    """Hold the lock of every run folder (refusing, exit 2, when another sweep holds one) and
+    turn SIGTERM into an interruption, so a stopped sweep cleans its scratch space as Ctrl-C does."""
+    with contextlib.ExitStack() as stack:
+        for plan in plans:
+            lock = stack.enter_context(RunLock(plan.folder))
+            warn(PROGRAM, [("lock", note) for note in lock.notes])
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+            stack.callback(signal.signal, signal.SIGTERM, previous)
+        yield
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @contextlib.contextmanager
@@ -267,8 +288,9 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if dry_run:
         click.echo(_dry_run([plan], plan.inputs, resume, f"Sweep {plan.name} -> {plan.folder}"), nl=False)
         return
-    _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
-    run, written, notes = render_run_folder(plan.folder, plot_metric, not no_plot)
+    with _sweeping([plan]):
+        _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
+        run, written, notes = render_run_folder(plan.folder, plot_metric, not no_plot)
     warn(PROGRAM, [("plot", n) for n in notes])
     click.echo((plan.folder / "summary.txt").read_text(encoding="utf-8"), nl=False)
     click.echo(f"Results: {plan.folder}")
@@ -324,14 +346,15 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
     if dry_run:
         click.echo(_dry_run(plans, bench.inputs, resume, f"Benchmark {config} -> {bench.output_folder}"), nl=False)
         return
-    bench.output_folder.mkdir(parents=True, exist_ok=True)
-    copy = bench.output_folder / config.name
-    if copy.resolve() != config.resolve():
-        copy.write_text(bench.text, encoding="utf-8")
-    outcomes = _run_plans(plans, resume, jobs, no_bar, command_line, scheduler, retries)
-    for plan in plans:
-        if plan.name in outcomes or not (plan.folder / "summary.txt").is_file():
-            _render_runs([plan.folder], plot_metric, no_plot)
+    with _sweeping(plans):
+        bench.output_folder.mkdir(parents=True, exist_ok=True)
+        copy = bench.output_folder / config.name
+        if copy.resolve() != config.resolve():
+            copy.write_text(bench.text, encoding="utf-8")
+        outcomes = _run_plans(plans, resume, jobs, no_bar, command_line, scheduler, retries)
+        for plan in plans:
+            if plan.name in outcomes or not (plan.folder / "summary.txt").is_file():
+                _render_runs([plan.folder], plot_metric, no_plot)
     _finish_benchmark(bench, _all_finished(bench), command_line, plot_metric, no_plot)
     empty = [plan.name for plan in plans if load_run(plan.folder).best is None]
     if empty:

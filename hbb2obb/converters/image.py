@@ -203,19 +203,11 @@ def validate_parameters(params: dict) -> dict:
 
 
 def read_frame(path: Path):
-    """Decode an image file to an RGB PIL image; an unreadable file is an input error."""
-    from PIL import Image, UnidentifiedImageError
+    """Decode an image file to an 8-bit RGB PIL image (16-bit frames scaled, not clipped to
+    white: :func:`hbb2obb.io.images.decode_rgb`); an unreadable file is an input error."""
+    from hbb2obb.io.images import decode_rgb
 
-    try:
-        image = Image.open(path)
-    except (UnidentifiedImageError, OSError) as exc:
-        raise InputError(f"{path}: cannot read image ({exc})") from None
-    try:
-        image.load()  # decodes and closes the file; an RGB frame is used as decoded, not copied
-        return image if image.mode == "RGB" else image.convert("RGB")
-    except OSError as exc:  # e.g. a truncated file
-        image.close()
-        raise InputError(f"{path}: cannot read image ({exc})") from None
+    return decode_rgb(path)
 
 
 def hbb_xyxy(label_file, size: tuple[float, float]) -> np.ndarray:

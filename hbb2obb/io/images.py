@@ -31,6 +31,54 @@ def image_size(path: Path) -> tuple[int, int]:
         raise InputError(f"{path}: cannot read image header ({exc})") from None
 
 
+#: Pillow modes of more than 8 bits per sample: ``convert("RGB")`` clips them to 255 (a white frame).
+WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
+
+
+def decode_rgb(path: Path):
+    """Decode an image file to an 8-bit RGB PIL image; an unreadable file is an :class:`InputError`.
+
+    A greyscale frame of more than 8 bits per sample (16-bit PNG or TIFF, 32-bit integer or
+    float) is scaled linearly so that its brightest pixel becomes 255 (negative values become
+    0); Pillow's own conversion would clip every value above 255 to white. A frame whose values
+    all fit in 0-255 is kept as it is.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> from PIL import Image
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.png"
+    >>> Image.fromarray(np.array([[0, 1000], [2000, 4000]], dtype=np.uint16)).save(path)
+    >>> np.asarray(decode_rgb(path))[..., 0].tolist()
+    [[0, 64], [128, 255]]
+    >>> path.unlink(); path.parent.rmdir()
+    """
+    import numpy as np
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        image = Image.open(path)
+    except (UnidentifiedImageError, OSError) as exc:
+        raise InputError(f"{path}: cannot read image ({exc})") from None
+    try:
+        image.load()  # decodes and closes the file; an RGB frame is used as decoded, not copied
+    except OSError as exc:  # e.g. a truncated file
+        image.close()
+        raise InputError(f"{path}: cannot read image ({exc})") from None
+    if image.mode == "RGB":
+        return image
+    if image.mode not in WIDE_MODES:
+        return image.convert("RGB")
+    values = np.clip(np.asarray(image, dtype=np.float64), 0.0, None)
+    if not np.isfinite(values).all():
+        raise InputError(f"{path}: cannot read image (it holds values that are not finite numbers)")
+    brightest = float(values.max()) if values.size else 0.0
+    if brightest > 255.0:
+        values = values * (255.0 / brightest)
+    grey = np.rint(values).astype(np.uint8)
+    return Image.fromarray(np.repeat(grey[..., None], 3, axis=2), "RGB")
+
+
 class ImageSizes:
     """Frame size lookup: a fixed ``width x height``, an image folder, or nothing known.
 

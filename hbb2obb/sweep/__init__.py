@@ -3,5 +3,8 @@
 * :mod:`~hbb2obb.sweep.runner`: expand a grid, score every point, keep results on disk.
 * :mod:`~hbb2obb.sweep.report`: read sweep folders back; ``summary.txt`` and dry-run plans.
 * :mod:`~hbb2obb.sweep.benchmark`: several sweeps from one YAML file, and their documents.
+* :mod:`~hbb2obb.sweep.executors`: grid points in this process or in local processes.
 * :mod:`~hbb2obb.sweep.dask_executor`: grid points on a Dask cluster (``--scheduler``).
+* :mod:`~hbb2obb.sweep.records`: what a record was measured with; sound records and usable output.
+* :mod:`~hbb2obb.sweep.lock`: one sweep per run folder at a time, and its scratch space.
 """

@@ -173,6 +173,51 @@ def _is_real(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+#: What each scalar key of a run (or of ``defaults``) must hold: a check and its description.
+_KINDS = {
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "threshold": (lambda v: _is_real(v) and 0 <= v < 1, "a number in [0, 1)"),
+    "non_negative": (lambda v: _is_real(v) and v >= 0, "a number of pixels, 0 or more"),
+    "positive": (lambda v: _is_real(v) and v > 0, "a positive number of pixels"),
+    "seconds": (lambda v: _is_real(v) and v > 0, "a positive number of seconds"),
+    "text": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
+    "policy": (lambda v: v in MISSING_PRED_POLICIES, f"one of {', '.join(MISSING_PRED_POLICIES)}"),
+}
+RUN_KEY_KINDS = {
+    "name": "text", "converter": "text", "command": "text", "command_timeout": "seconds",
+    "iou_threshold": "threshold", "class_agnostic": "bool", "exclude_edge_cases": "bool", "one_to_one": "bool",
+    "edge_tolerance": "non_negative", "img_width": "positive", "img_height": "positive", "map_path": "text",
+    "missing_pred": "policy",
+}
+TOP_LEVEL_KINDS = {"img_source": "text", "gt_dir": "text", "hbb_dir": "text", "output_folder": "text"}
+
+
+def _check_kinds(path: Path, mapping, kinds: dict, what: str) -> None:
+    """Every key of ``mapping`` that ``kinds`` knows holds a value of its kind, else a
+    :class:`ConfigError` naming the key, its line and what was expected (``null`` is unset)."""
+    for key, kind in kinds.items():
+        if key not in mapping or mapping[key] is None:
+            continue
+        check, expected = _KINDS[kind]
+        value = mapping[key]
+        if not check(value):
+            shown = f"{value!r} ({'a string' if isinstance(value, str) else type(value).__name__})"
+            raise ConfigError(f"{_where(path, mapping, key)}: {key} in {what} must be {expected}, got {shown}")
+
+
+def _check_grid_values(path: Path, mapping, what: str) -> None:
+    grid = mapping.get("grid")
+    if not grid:
+        return
+    for name, values in grid.items():
+        for value in values if isinstance(values, list) else [values]:
+            scalar = isinstance(value, (int, float, str, bool))
+            pair = isinstance(value, list) and all(_is_real(v) for v in value)
+            if not (scalar or pair):
+                raise ConfigError(f"{_where(path, grid, name)}: grid axis {name!r} in {what} must list numbers, "
+                                  f"words or [short, long] pairs, got {value!r}")
+
+
 def _run_entry(path: Path, merged: dict, source, index: int) -> RunSpec:
     axes = {}
     if "imgsz" in merged:
@@ -191,9 +236,6 @@ def _run_entry(path: Path, merged: dict, source, index: int) -> RunSpec:
         evaluation["excluded_classes"] = _number_list(path, source("excluded_classes"), "excluded_classes", int)
     converter = str(merged.get("converter") or ("command" if merged.get("command") else default_converter()))
     timeout = merged.get("command_timeout")
-    if timeout is not None and not _is_real(timeout):
-        raise ConfigError(f"{_where(path, source('command_timeout'), 'command_timeout')}: "
-                          f"command_timeout must be a number of seconds, got {timeout!r}")
     name = str(merged.get("name") or converter)
     if "/" in name or name in (".", ".."):
         raise ConfigError(f"{path}: run {index}: name {name!r} cannot be a folder name")
@@ -227,19 +269,24 @@ def load_benchmark(path: Path) -> Benchmark:
         raise ConfigError(f"{path}:{mark.line + 1 if mark else 0}: not valid YAML "
                           f"({getattr(exc, 'problem', exc)})") from None
     _check_keys(path, config, TOP_LEVEL_KEYS, "the benchmark file")
+    _check_kinds(path, config, TOP_LEVEL_KINDS, "the benchmark file")
     for key in ("img_source", "gt_dir", "runs"):
         if not config.get(key):
             raise ConfigError(f"{path}: {key!r} is required")
     defaults = config.get("defaults") or _LineDict()
     _check_keys(path, defaults, tuple(k for k in RUN_KEYS if k != "name"), "defaults")
+    _check_kinds(path, defaults, RUN_KEY_KINDS, "defaults")
     if not isinstance(config["runs"], list):
         raise ConfigError(f"{_where(path, config, 'runs')}: 'runs' must be a list of mappings")
     runs = []
     for index, entry in enumerate(config["runs"], start=1):
         _check_keys(path, entry, RUN_KEYS, f"run {index}")
+        _check_kinds(path, entry, RUN_KEY_KINDS, f"run {index}")
         for mapping in (defaults.get("grid"), entry.get("grid")):
             if mapping is not None and not isinstance(mapping, dict):
                 raise ConfigError(f"{path}: grid must map parameter names to lists of values")
+        for mapping, what in ((defaults, "defaults"), (entry, f"run {index}")):
+            _check_grid_values(path, mapping, what)
         merged = {**defaults, **entry, "grid": {**(defaults.get("grid") or {}), **(entry.get("grid") or {})}}
         runs.append(_run_entry(path, merged, lambda k, e=entry: e if k in e else defaults, index))
     names = [r.name for r in runs]

@@ -4,8 +4,8 @@ A sweep's grid points are independent, so :class:`DaskExecutor` submits each one
 (``dask.distributed``): on a scheduler at an address (``tcp://10.0.0.5:8786``, one started by
 ``dask scheduler`` or by dask-jobqueue, Kubernetes, a cloud service) or on a
 ``LocalCluster`` of worker processes (``local:N``). The task is
-:func:`hbb2obb.sweep.runner.run_grid_point`: it converts into a temporary folder on the worker and
-scores there, so only the small record dict travels back. Inputs are read by path, so every
+:func:`hbb2obb.sweep.runner.run_grid_point`: it converts into a temporary folder on the worker
+(its own temp folder, not the run folder's scratch space) and scores there, so only the small record dict travels back. Inputs are read by path, so every
 worker needs the same paths as the client (a shared filesystem, or the same container image
 and volume).
 
@@ -97,7 +97,8 @@ def require_distributed() -> None:
 
 
 def with_absolute_paths(plan):
-    """``plan`` with its input paths absolute, so a worker started in another folder finds them.
+    """``plan`` with its input paths absolute, so a worker started in another folder finds them,
+    and its points converting in each worker's own temp folder (workers need not see the run folder).
 
     Symbolic links are kept as given (a mount point may differ between machines behind them).
     """
@@ -107,7 +108,7 @@ def with_absolute_paths(plan):
     inputs = replace(plan.inputs, img_source=absolute(plan.inputs.img_source), gt_dir=absolute(plan.inputs.gt_dir),
                      hbb_dir=absolute(plan.inputs.hbb_dir))
     evaluation = replace(plan.evaluation, map_path=absolute(plan.evaluation.map_path))
-    return replace(plan, inputs=inputs, evaluation=evaluation)
+    return replace(plan, inputs=inputs, evaluation=evaluation, scratch_in_run_folder=False)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from typing import Optional
 
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.metrics import LADDER_ALIASES
+from hbb2obb.sweep.records import record_problem
 from hbb2obb.sweep.runner import (RESERVED_KEYS, RESULTS_NAME, RUN_CONFIG_NAME, best_record, format_value, read_yaml)
 from hbb2obb.report.textable import render_table
 
@@ -132,9 +133,18 @@ def load_run(folder: Path) -> RunResults:
         raise InputError(f"{path}: no results file (nothing measured yet?)")
     document = read_yaml(path)
     records = document.get("all_results") or []
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+    if not isinstance(records, list):
         raise InputError(f"{path}: 'all_results' must be a list of mappings")
-    notes = []
+    notes, sound = [], []
+    for number, record in enumerate(records, start=1):
+        problem = record_problem(record)
+        if problem is None:
+            sound.append(record)
+            continue
+        point = ", ".join(f"{k}={format_value(record[k])}" for k in infer_axes([record])) \
+            if isinstance(record, dict) else ""
+        notes.append(f"{path}: record {number}{f' ({point})' if point else ''} skipped: {problem}")
+    records = sound
     if any("sem_iou" not in r and "avg_iou" in r for r in records):
         notes.append("sem_iou derived from std_iou / sqrt(total_matches) (written by an older version)")
     records = [with_sem(r) for r in records]

@@ -7,7 +7,7 @@ Four small pieces, so each can be swapped alone:
 - :func:`run_grid_point`: one point, a pure function of plain, picklable arguments that returns
   a plain dict (its *record*): convert every HBB file into a temporary folder, score it with
   the shared core, and keep the metric dict without per-class detail.
-- executors (:func:`serial_executor`, :class:`ProcessExecutor`, and on a cluster
+- executors (:mod:`hbb2obb.sweep.executors`, and on a cluster
   :class:`hbb2obb.sweep.dask_executor.DaskExecutor`): call a function on a list of argument tuples
   and yield ``(index, result)`` as results arrive, in any order.
 - :func:`run_sweep` (:func:`run_sweeps` for several at once): feed the points that are still
@@ -18,23 +18,27 @@ Four small pieces, so each can be swapped alone:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
+import shutil
 import tempfile
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Optional
 
 import yaml
 
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames, resolve_jobs
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
+from hbb2obb.sweep.records import (describe_output_problems, fingerprint, output_problems, record_problem,
+                                   setting_changes)
 
 RESULTS_NAME = "results.yaml"
 RUN_CONFIG_NAME = "run_config.yaml"
@@ -59,7 +63,8 @@ METRIC_KEYS = (
     "one_to_one", "frames_scored", "missing_pred_files", "orphan_pred_files", "skipped_pred_lines",
     "reordered_boxes", "degenerate_boxes", "concave_boxes",
 )
-BOOKKEEPING_KEYS = ("execution_time", "status", "error", "fallbacks", "skipped_hbb_lines", "exit_code")
+BOOKKEEPING_KEYS = ("execution_time", "status", "error", "fallbacks", "skipped_hbb_lines", "exit_code",
+                    "missing_output_files", "unreadable_output_files", "measured_with")
 RESERVED_KEYS = frozenset(METRIC_KEYS + BOOKKEEPING_KEYS)
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -194,35 +199,52 @@ class EvalSpec:
 
 
 def run_grid_point(converter_name: str, converter_options: dict, params: dict, inputs: SweepInputs,
-                   evaluation: EvalSpec) -> dict:
+                   evaluation: EvalSpec, scratch_root: Optional[Path] = None) -> dict:
     """Convert and score one grid point; the record of docs/metrics.md §6 as a plain dict.
 
-    ``status`` is ``"ok"`` (with the metric keys), ``"failed"`` when the converter failed
-    (``error`` holds why; the sweep goes on) or ``"error"`` when the inputs are unusable (a
-    broken ground-truth line: the sweep must stop). ``execution_time`` is the conversion's wall
-    time in seconds, scoring excluded.
+    ``status`` is ``"ok"`` (with the metric keys), ``"failed"`` when the converter failed or
+    its output is unusable (``error`` holds why; the sweep goes on) or ``"error"`` when the
+    inputs are unusable (a broken ground-truth line: the sweep must stop). Output is unusable
+    when an HBB file has no output file, an output file is not UTF-8 text, or output lines are
+    unreadable: such a point is never scored as if it were a conversion. ``execution_time`` is
+    the conversion's wall time in seconds, scoring excluded.
+
+    The conversion is written into a folder of its own under ``scratch_root`` (the system temp
+    folder when ``None``), removed when the point ends, however it ends short of ``kill -9``.
     """
     record = {name: plain(value) for name, value in params.items()}
+    if scratch_root is not None:
+        Path(scratch_root).mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="hbb2obb-sweep-", dir=scratch_root))
     try:
         converter = get_converter(converter_name, **converter_options)
-        with tempfile.TemporaryDirectory(prefix="hbb2obb-sweep-") as scratch:
-            out_dir = Path(scratch) / "obb"
-            start = time.perf_counter()
-            report = converter.convert(inputs.hbb_dir, out_dir, dict(params), img_source=inputs.img_source)
-            seconds = time.perf_counter() - start
-            if not report.ok:
-                return {**record, "execution_time": seconds, "status": "failed", "error": report.error}
-            image_dir = inputs.img_source if inputs.img_source is not None and inputs.img_source.is_dir() else None
-            sizes = ImageSizes(image_dir, evaluation.img_width, evaluation.img_height)
-            result = evaluate_frames(inputs.gt_dir, out_dir, evaluation.settings, sizes=sizes,
-                                     label_map=load_label_map(evaluation.map_path))
-            metrics = result.metrics
+        out_dir = scratch / "obb"
+        start = time.perf_counter()
+        report = converter.convert(inputs.hbb_dir, out_dir, dict(params), img_source=inputs.img_source)
+        seconds = time.perf_counter() - start
+        if not report.ok:
+            return {**record, "execution_time": seconds, "status": "failed", "error": report.error}
+        problems = output_problems(inputs.hbb_dir, out_dir)
+        if problems:
+            return _unusable(record, seconds, problems, inputs.hbb_dir)
+        image_dir = inputs.img_source if inputs.img_source is not None and inputs.img_source.is_dir() else None
+        sizes = ImageSizes(image_dir, evaluation.img_width, evaluation.img_height)
+        result = evaluate_frames(inputs.gt_dir, out_dir, evaluation.settings, sizes=sizes,
+                                 label_map=load_label_map(evaluation.map_path))
+        metrics = result.metrics
+        if metrics.get("skipped_pred_lines"):
+            first = result.health.problems[0]
+            problems = {"skipped_pred_lines": int(metrics["skipped_pred_lines"]),
+                        "first_skipped_line": f"{Path(first.path).name}:{first.line}: {first.reason}"}
+            return _unusable(record, seconds, problems, inputs.hbb_dir)
     except Hbb2ObbError as exc:
         return {**record, "status": "error", "error": str(exc), "exit_code": exc.exit_code}
     except Exception as exc:  # a converter's own bug or resource failure: record it, keep sweeping
         tail = traceback.format_exc().strip().splitlines()[-3:]
         return {**record, "execution_time": 0.0, "status": "failed",
                 "error": f"{type(exc).__name__}: {exc}\n" + "\n".join(tail)}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     record.update((k, v) for k, v in metrics.items() if k != "class_stats")
     if report.fallbacks:
         record["fallbacks"] = report.fallbacks
@@ -233,41 +255,12 @@ def run_grid_point(converter_name: str, converter_options: dict, params: dict, i
     return record
 
 
-Executor = Callable[[Callable, list], Iterator[tuple]]
-
-
-def serial_executor(function: Callable, calls: list) -> Iterator[tuple]:
-    """Call ``function(*args)`` for each argument tuple in turn; yield ``(index, result)``."""
-    for index, args in enumerate(calls):
-        yield index, function(*args)
-
-
-class ProcessExecutor:
-    """Spread calls over ``jobs`` processes; yield ``(index, result)`` as each one finishes.
-
-    Stopping the iteration early (an error, Ctrl-C) cancels the calls not yet started.
-    """
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-
-    def __call__(self, function: Callable, calls: list) -> Iterator[tuple]:
-        if not calls:
-            return
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
-            futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
-            try:
-                for future in as_completed(futures):
-                    yield futures[future], future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
-
-
-def make_executor(jobs: int) -> Executor:
-    """Serial for one job, a process pool otherwise (``0``: every core)."""
-    jobs = resolve_jobs(jobs)
-    return serial_executor if jobs == 1 else ProcessExecutor(jobs)
+def _unusable(record: dict, seconds: float, problems: dict, hbb_dir: Path) -> dict:
+    """The failed record of a point whose converter ran but whose output cannot be scored."""
+    total = len(list(Path(hbb_dir).glob("*.txt")))
+    counts = {k: v for k, v in problems.items() if not k.startswith("first_")}
+    return {**record, "execution_time": seconds, "status": "failed", **counts,
+            "error": describe_output_problems(problems, total)}
 
 
 @dataclass(frozen=True)
@@ -281,6 +274,23 @@ class SweepPlan:
     grid: Grid
     inputs: SweepInputs
     evaluation: EvalSpec = field(default_factory=EvalSpec)
+    #: Convert under the run folder (local sweeps); ``False``: in each worker's own temp folder
+    #: (a cluster's workers may not share the run folder, and their local disk is faster).
+    scratch_in_run_folder: bool = True
+
+    @functools.cached_property
+    def measured_with(self) -> dict:
+        """The :func:`~hbb2obb.sweep.records.fingerprint` of this plan, taken once (it reads the
+        label folders), at the sweep's start: what every record it measures is stamped with."""
+        return fingerprint(self)
+
+    @property
+    def scratch_root(self) -> Optional[Path]:
+        """Where grid points convert: inside the run folder, so no kill leaves litter elsewhere
+        (``None``, the system temp folder, when not :attr:`scratch_in_run_folder`)."""
+        from hbb2obb.sweep.lock import SCRATCH_NAME
+
+        return Path(os.path.abspath(self.folder)) / SCRATCH_NAME if self.scratch_in_run_folder else None
 
 
 def best_record(records: Iterable[dict], metric: str = "avg_iou") -> Optional[dict]:
@@ -309,11 +319,23 @@ def write_yaml_atomic(path: Path, document: dict) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())  # the bytes on disk before the name points at them
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; results are ordinary files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    try:  # and the rename itself, so a power cut keeps the old file or the new one
+        directory = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(directory)
+    except OSError:
+        pass
+    finally:
+        os.close(directory)
 
 
 def read_yaml(path: Path) -> dict:
@@ -333,25 +355,45 @@ def read_yaml(path: Path) -> dict:
     return data
 
 
+def _records_of(document: Optional[dict]) -> list:
+    records = (document or {}).get("all_results") or []
+    return records if isinstance(records, list) else []
+
+
 def measured_records(plan: SweepPlan, document: Optional[dict]) -> dict:
-    """Records of an earlier attempt that belong to ``plan``'s grid and succeeded, by point key."""
+    """Records of an earlier attempt that belong to ``plan``'s grid, succeeded, are sound and
+    were measured with the plan's settings (``measured_with``), by point key. Any other record
+    is measured again: a number taken under other settings is never reused."""
+    wanted = {plan.grid.key(p) for p in plan.grid.points()}
     kept = {}
-    for record in (document or {}).get("all_results") or []:
-        if not isinstance(record, dict) or record.get("status", "ok") != "ok":
+    for record in _records_of(document):
+        if record_problem(record) is not None or record.get("status", "ok") != "ok":
+            continue
+        if record.get("measured_with") != plan.measured_with:
             continue
         key = plan.grid.key(record)
-        if key is not None and key in {plan.grid.key(p) for p in plan.grid.points()}:
+        if key is not None and key in wanted:
             kept[key] = record
     return kept
 
 
 def is_complete(plan: SweepPlan, document: Optional[dict]) -> bool:
-    """Whether a results document holds exactly the plan's grid, every point measured."""
-    records = (document or {}).get("all_results") or []
-    keys = [plan.grid.key(r) for r in records if isinstance(r, dict)]
+    """Whether a results document holds exactly the plan's grid, every point measured with the
+    plan's settings."""
+    records = _records_of(document)
     wanted = [plan.grid.key(p) for p in plan.grid.points()]
-    ok = all(isinstance(r, dict) and r.get("status", "ok") == "ok" for r in records)
-    return ok and len(keys) == len(wanted) and set(keys) == set(wanted)
+    return len(records) == len(wanted) and set(measured_records(plan, document)) == set(wanted)
+
+
+def stale_records(plan: SweepPlan, document: Optional[dict]) -> list:
+    """``(record, changes)`` of each ok record of ``document`` measured with other settings than
+    ``plan``'s (or not saying what it was measured with); ``changes`` in words."""
+    stale = []
+    for record in _records_of(document):
+        if record_problem(record) is None and record.get("status", "ok") == "ok" \
+                and record.get("measured_with") != plan.measured_with:
+            stale.append((record, setting_changes(record.get("measured_with"), plan.measured_with)))
+    return stale
 
 
 @dataclass
@@ -420,7 +462,8 @@ def run_sweeps(plans: list, executor: Executor = serial_executor, previous: Opti
         earlier = float((document or {}).get("sweep_seconds") or 0.0) if done else 0.0
         todo = [i for i, key in enumerate(keys) if key not in done]
         states.append(_SweepState(keys, done, len(done), len(todo), earlier, earlier))
-        calls += [(plan.converter, plan.converter_options, points[i], plan.inputs, plan.evaluation) for i in todo]
+        calls += [(plan.converter, plan.converter_options, points[i], plan.inputs, plan.evaluation,
+                   plan.scratch_root) for i in todo]
         owners += [(number, keys[i]) for i in todo]
 
     start = time.perf_counter()
@@ -431,6 +474,7 @@ def run_sweeps(plans: list, executor: Executor = serial_executor, previous: Opti
             raise error
         number, key = owners[position]
         plan, state = plans[number], states[number]
+        record = {**record, "measured_with": plan.measured_with}
         state.done[key] = record
         state.seconds = state.earlier_seconds + time.perf_counter() - start
         write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(state.ordered(), state.seconds))
@@ -443,17 +487,6 @@ def run_sweeps(plans: list, executor: Executor = serial_executor, previous: Opti
             write_yaml_atomic(plan.folder / RESULTS_NAME, results_document(records, state.seconds))
         outcomes.append(SweepOutcome(records, best_record(records), state.seconds, state.measured, state.reused))
     return outcomes
-
-
-def fingerprint(plan: SweepPlan) -> dict:
-    """What must not change between an interrupted sweep and its ``--resume``: converter,
-    converter options, inputs and scoring settings (the axes may grow or shrink)."""
-    def where(path):
-        return None if path is None else str(Path(path).resolve())
-
-    return {"converter": plan.converter, "converter_options": dict(plan.converter_options),
-            "img_source": where(plan.inputs.img_source), "gt_dir": where(plan.inputs.gt_dir),
-            "hbb_dir": where(plan.inputs.hbb_dir), "evaluation": plan.evaluation.as_dict()}
 
 
 def run_config_document(plan: SweepPlan, command_line: str, jobs: int) -> dict:
@@ -481,7 +514,7 @@ def run_config_document(plan: SweepPlan, command_line: str, jobs: int) -> dict:
     now = time.time()
     document.update({
         "grid_points": plan.grid.size, "jobs": jobs, "command_line": command_line,
-        "measured_with": fingerprint(plan),
+        "measured_with": plan.measured_with,
         "system_metadata": {
             "start_date": time.strftime("%Y-%m-%d", time.localtime(now)),
             "start_time": time.strftime("%H:%M:%S", time.localtime(now)),
@@ -496,18 +529,19 @@ def run_config_document(plan: SweepPlan, command_line: str, jobs: int) -> dict:
     return document
 
 
-def check_resumable(plan: SweepPlan) -> None:
-    """Raise :class:`UsageError` unless the folder's earlier sweep used the same settings as ``plan``."""
-    path = plan.folder / RUN_CONFIG_NAME
-    if not path.is_file():
-        raise UsageError(f"--resume: {path} is missing, so the earlier settings are unknown; "
-                         "run without --resume to measure the grid afresh")
-    earlier = read_yaml(path).get("measured_with")
-    now = fingerprint(plan)
-    if not isinstance(earlier, dict):
-        raise UsageError(f"--resume: {path} does not record the settings it was measured with "
-                         "(written by another tool?); run without --resume to measure afresh")
-    changed = [key for key in now if earlier.get(key) != now[key]]
-    if changed:
-        raise UsageError(f"--resume: {plan.folder} was measured with other {', '.join(changed)} "
-                         f"(see {RUN_CONFIG_NAME}); use another --run_name or run without --resume")
+def check_resumable(plan: SweepPlan, document: Optional[dict]) -> None:
+    """Raise :class:`UsageError` when ``document`` (the folder's ``results.yaml``) holds records
+    measured with other settings than ``plan``'s, naming what changed.
+
+    ``--resume`` then refuses rather than measure some points anew beside old ones, or drop the
+    old ones: the person decides (a fresh run, or another run name keeps them).
+    """
+    stale = stale_records(plan, document)
+    if not stale:
+        return
+    record, changes = stale[0]
+    where = ", ".join(f"{a}={format_value(record[a])}" for a in plan.grid.names if a in record) or "a record"
+    raise UsageError(
+        f"--resume: {len(stale)} record(s) of {plan.folder / RESULTS_NAME} were measured with other evaluation "
+        f"settings, converter or inputs than this run ({where}: {'; '.join(changes)}); run without --resume to "
+        "measure the grid afresh (replacing them), or use another --run_name to keep them")

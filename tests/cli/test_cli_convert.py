@@ -70,7 +70,7 @@ def test_single_image_and_pictures(dataset, tmp_path):
                  "--viz_dir", tmp_path / "viz", "-nb")
     assert result.exit_code == 0, result.output
     assert summary_numbers(result.output)[1] == 1
-    assert [p.name for p in (tmp_path / "obb").iterdir()] == [f"{image.stem}.txt"]
+    assert sorted(p.name for p in (tmp_path / "obb").iterdir()) == [".hbb2obb-written.json", f"{image.stem}.txt"]
     with Image.open(tmp_path / "viz" / f"{image.stem}.jpg") as picture, Image.open(image) as original:
         # the frame, then a footer strip with the colour key
         assert picture.width == original.width and picture.height > original.height
@@ -192,3 +192,85 @@ def test_tightness_flag_reaches_the_converter(dataset, tmp_path):
     assert (tmp_path / "t" / f"{name}.txt").read_text() != (tmp_path / "l" / f"{name}.txt").read_text()
     bad = run(*common, "--obb_dir", tmp_path / "b", "--tightness", "snug")
     assert bad.exit_code == 2 and "snug" in bad.output
+
+
+def _copy_frames(dataset, root, names=None):
+    """The dataset's images and prompts copied under ``root`` (the reference layout), to change freely."""
+    import shutil
+
+    for sub, source in (("images", dataset.images_dir), ("labels_hbb", dataset.hbb_dir)):
+        (root / sub).mkdir(parents=True)
+        for path in sorted(source.iterdir()):
+            if names is None or path.stem in names:
+                shutil.copy(path, root / sub / path.name)
+    return root / "images", root / "labels_hbb"
+
+
+def test_prompts_without_an_image_are_warned_and_counted(dataset, tmp_path):
+    images, hbb = _copy_frames(dataset, tmp_path)
+    lost = sorted(images.iterdir())[0]
+    lost.unlink()
+    (hbb / "stray.txt").write_text("0 10 10 4 4\n")
+    result = run(images, "-nb")
+    assert result.exit_code == 0, result.output
+    assert f"{hbb / (lost.stem + '.txt')}: no image named {lost.stem}.* in {images}" in result.stderr
+    assert f"{hbb / 'stray.txt'}: no image named stray.*" in result.stderr
+    assert "Skipped: 0 image(s) without an HBB file, 2 HBB file(s) without an image, 0 unreadable" in result.stdout
+    assert summary_numbers(result.stdout)[1] == len(dataset.frame_names) - 1
+
+
+def test_a_16_bit_frame_converts_like_its_8_bit_twin(dataset, tmp_path):
+    """Pillow turns a 16-bit greyscale PNG into pure white: every box would fall back."""
+    name = dataset.frame_names[0]
+    images, hbb = _copy_frames(dataset, tmp_path / "eight", [name])
+    source = next(images.iterdir())
+    with Image.open(source) as picture:
+        grey = np.asarray(picture.convert("L")).copy()
+    grey.flat[0] = 255  # the brightest value is full scale, so scaling the 16-bit frame back is exact
+    source.unlink()
+    Image.fromarray(grey).save(images / f"{name}.png")
+    deep_images, _ = _copy_frames(dataset, tmp_path / "deep", [name])
+    next(deep_images.iterdir()).unlink()
+    Image.fromarray(grey.astype(np.uint16) * 257).save(deep_images / f"{name}.png")
+    with Image.open(deep_images / f"{name}.png") as check:
+        assert check.mode.startswith("I")
+    eight, deep = run(images, "-nb"), run(deep_images, "-nb")
+    assert eight.exit_code == deep.exit_code == 0, deep.output
+    boxes, _, fallbacks = summary_numbers(deep.stdout)
+    assert fallbacks < boxes / 2
+    assert summary_numbers(deep.stdout) == summary_numbers(eight.stdout)
+    assert ((tmp_path / "deep" / "labels_obb" / f"{name}.txt").read_text()
+            == (tmp_path / "eight" / "labels_obb" / f"{name}.txt").read_text())
+
+
+def test_an_unreadable_image_skips_its_frame_and_exits_1(dataset, tmp_path):
+    images, hbb = _copy_frames(dataset, tmp_path)
+    broken, good = sorted(images.iterdir())
+    broken.write_bytes(b"not an image at all")
+    result = run(images, "-nb")
+    assert result.exit_code == 1
+    assert f"{broken}: cannot read image" in result.stderr and "frame skipped" in result.stderr
+    assert "1 unreadable frame(s)" in result.stdout and "Traceback" not in result.output
+    assert f"error: 1 frame(s) could not be read and have no OBB file (first: {broken})" in result.stderr
+    written = sorted(p.name for p in (tmp_path / "labels_obb").glob("*.txt"))
+    assert written == [f"{good.stem}.txt"]
+
+
+def test_files_the_converter_did_not_write_are_never_overwritten(dataset, tmp_path):
+    images, hbb = _copy_frames(dataset, tmp_path)
+    target = tmp_path / "labels_obb"
+    target.mkdir()
+    name = dataset.frame_names[0]
+    truth = (dataset.root / "labels_obb_gt" / f"{name}.txt").read_text()
+    (target / f"{name}.txt").write_text(truth)  # somebody's ground truth in the default output folder
+    refused = run(images, "-nb")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert f"first: {target / (name + '.txt')}" in refused.stderr and "pass --overwrite" in refused.stderr
+    assert (target / f"{name}.txt").read_text() == truth and len(list(target.iterdir())) == 1
+    replaced = run(images, "-nb", "--overwrite")
+    assert replaced.exit_code == 0 and (target / f"{name}.txt").read_text() != truth
+    again = run(images, "-nb", "-sf", "0.05")  # its own earlier output it may replace
+    assert again.exit_code == 0, again.output
+    (target / f"{name}.txt").write_text("0 1 1 5 1 5 4 1 4\n")  # edited by hand since: not its own any more
+    edited = run(images, "-nb")
+    assert edited.exit_code == 2 and "did not write" in edited.stderr

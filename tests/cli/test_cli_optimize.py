@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -230,29 +231,72 @@ def test_resume_measures_only_what_an_interrupted_sweep_left(data):
     assert changed.exit_code == 2 and "measured with other evaluation" in changed.stderr
 
 
-def test_kill_mid_sweep_then_resume(data):
-    """A real interruption: SIGKILL once the first point is on disk; --resume measures the rest."""
+def test_two_kills_then_resume_give_the_numbers_of_an_uninterrupted_sweep(data):
+    """kill -9 twice (once a point is on disk, then at a moment part-way into a point), --resume
+    after each: the final numbers are an uninterrupted sweep's, results.yaml parsed whenever it
+    was read, and no scratch or lock file is left. scripts/kill_resume_check.py does ten."""
+    import threading
+
     exe = Path(sys.executable).with_name("hbb2obb-optimize")
     args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "slow", "--no_plot", "-nb",
-            "--command", TOOL + " --sleep 0.3", "-sf", "0", "0.01", "0.02", "0.03"]
-    path = data / "benchmark_results" / "slow" / "results.yaml"
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            "--command", TOOL + " --sleep 0.3", "-sf", "0", "0.01", "0.02"]
+    folder = data / "benchmark_results" / "slow"
+    path = folder / "results.yaml"
+    reads, broken, stop = [0], [], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            text = _text(path)
+            if text:
+                reads[0] += 1
+                try:
+                    assert isinstance(yaml.safe_load(text)["all_results"], list)
+                except Exception as exc:  # noqa: BLE001 - any failure to parse is the finding
+                    broken.append(repr(exc))
+            time.sleep(0.003)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    on_disk = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (path.is_file() and results(path.parent)["all_results"]):
-            time.sleep(0.05)
-        os.kill(process.pid, signal.SIGKILL)
+        for kill, extra in enumerate(([], ["--resume"])):
+            process = subprocess.Popen(args + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and len(_points(path)) <= (on_disk[-1] if on_disk else 0):
+                    time.sleep(0.02)
+                time.sleep(0.15 * kill)  # the second kill lands inside the next point's conversion
+                os.kill(process.pid, signal.SIGKILL)
+            finally:
+                process.wait()
+            assert process.returncode == -signal.SIGKILL
+            on_disk.append(len(_points(path)))
+        resumed = subprocess.run(args + ["--resume"], capture_output=True, text=True)
     finally:
-        process.wait()
-    first = results(path.parent)["all_results"]
-    assert 1 <= len(first) < 4 and process.returncode == -signal.SIGKILL
-    resumed = subprocess.run(args + ["--resume"], capture_output=True, text=True)
+        stop.set()
+        watcher.join()
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{len(first)} already measured" in resumed.stdout
-    assert resumed.stdout.count("] scale_factor=") == 4 - len(first)
-    final = results(path.parent)["all_results"]
-    assert [r["scale_factor"] for r in final] == [0.0, 0.01, 0.02, 0.03]
-    assert final[:len(first)] == first
+    assert 1 <= on_disk[0] <= on_disk[1] < 3
+    assert f"{on_disk[1]} already measured" in resumed.stdout
+    assert resumed.stdout.count("] scale_factor=") == 3 - on_disk[1]
+    assert reads[0] > 10 and broken == []
+    fresh = CliRunner().invoke(main, [str(data / "images"), str(data / "labels_obb_gt"), "-n", "fresh", "--no_plot",
+                                      "-nb", "--command", TOOL, "-sf", "0", "0.01", "0.02"])
+    assert fresh.exit_code == 0
+
+    def numbers(document):  # the template differs by --sleep, so what they were measured with does too
+        return [{k: v for k, v in r.items() if k not in ("execution_time", "measured_with")}
+                for r in document["all_results"]]
+
+    assert numbers(results(folder)) == numbers(results(data / "benchmark_results" / "fresh"))
+    assert sorted(p.name for p in folder.iterdir()) == ["results.yaml", "run_config.yaml", "summary.txt"]
+
+
+def _points(path: Path) -> list:
+    try:
+        return yaml.safe_load(path.read_text())["all_results"]
+    except (FileNotFoundError, TypeError, KeyError):
+        return []
 
 
 REFERENCE_LAYOUT = """\
@@ -319,3 +363,190 @@ def test_refresh_finds_the_run_folder_without_the_data(data, tmp_path):
     assert missing.exit_code == 2 and "results folder not found" in missing.stderr
     absent = run("--refresh", "-o", data / "benchmark_results", "-n", "other")
     assert absent.exit_code == 2 and "no results.yaml in" in absent.stderr
+
+
+# ------------------------------------------------------------------ stale numbers, lost work
+MISBEHAVING = '''\
+import pathlib, subprocess, sys
+mode, fake, hbb, out, sf = sys.argv[1:6]
+subprocess.run([sys.executable, fake, hbb, out, "--sf", sf], check=True)
+out = pathlib.Path(out)
+if float(sf) == 0.05:
+    files = sorted(out.glob("*.txt"))
+    if mode == "nothing":
+        for path in files:
+            path.unlink()
+    elif mode == "missing":
+        files[0].unlink()
+    elif mode == "hbb":
+        for path in files:
+            path.write_text((pathlib.Path(hbb) / path.name).read_text())
+    elif mode == "latin1":
+        files[0].write_bytes("0 caf\\xe9 1 2 3 4 5 6 7 8\\n".encode("latin-1"))
+'''
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("nothing", r"no output file for 3 of 3 HBB file\(s\) \(first: frame_0000.txt\)"),
+    ("missing", r"no output file for 1 of 3 HBB file\(s\)"),
+    ("hbb", r"output line\(s\) unreadable and skipped \(first: frame_0000.txt:1: expected 9 fields"),
+    ("latin1", r"1 output file\(s\) unreadable \(first: frame_0000.txt: not UTF-8 text"),
+])
+def test_a_misbehaving_converter_fails_its_point_and_the_sweep_goes_on(data, tmp_path, mode, message):
+    """Output missing frames or unreadable is never scored as a conversion (IoU 0 chosen as best,
+    lines dropped unsaid) and never stops the sweep: the point fails, saying why."""
+    script = tmp_path / "misbehaving.py"
+    script.write_text(MISBEHAVING)
+    template = (f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {mode} {shlex.quote(str(FAKE))} "
+                "{hbb_dir} {out_dir} {scale_factor}")
+    result = run(data / "images", data / "labels_obb_gt", "--command", template, "-n", mode, "-sf", "0", "0.05",
+                 "0.1", "--no_plot", "-nb")
+    assert result.exit_code == 0, result.output
+    document = results(data / "benchmark_results" / mode)
+    records = document["all_results"]
+    assert [r["status"] for r in records] == ["ok", "failed", "ok"]
+    assert re.search(message, records[1]["error"]), records[1]["error"]
+    assert "avg_iou" not in records[1] and document["best_parameters"]["scale_factor"] != 0.05
+    counts = {"nothing": ("missing_output_files", 3), "missing": ("missing_output_files", 1),
+              "latin1": ("unreadable_output_files", 1)}
+    if mode in counts:
+        assert records[1][counts[mode][0]] == counts[mode][1]
+    else:
+        total = sum(len(p.read_text().splitlines()) for p in (data / "labels_hbb").glob("*.txt"))
+        assert records[1]["skipped_pred_lines"] == total
+    assert "[2/3] scale_factor=0.05  FAILED: converter output unusable" in result.stdout
+    assert "1 grid point(s) failed" in result.stderr and "Traceback" not in result.output
+
+
+def test_resume_after_a_settings_change_never_reports_the_old_numbers(data):
+    """Issue 14, item 1: -t 0.1 to the end, a -t 0.7 run stopped before its first point (it
+    rewrote run_config.yaml), then --resume -t 0.7 must not call the 0.1 records complete."""
+    args = [data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "0.1", "--no_plot", "-nb"]
+    assert run(*args, "-t", "0.1").exit_code == 0
+    folder = data / "benchmark_results" / "identity"
+    at_01 = results(folder)["all_results"]
+    exe = Path(sys.executable).with_name("hbb2obb-optimize")
+    slow = [str(exe), *map(str, args), "-t", "0.7", "--command", TOOL + " --sleep 30", "-n", "identity"]
+    process = subprocess.Popen(slow, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "0.7" not in _text(folder / "run_config.yaml"):
+            time.sleep(0.05)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert yaml.safe_load((folder / "run_config.yaml").read_text())["iou_threshold"] == 0.7
+    assert results(folder)["all_results"] == at_01  # the interrupted run measured nothing
+    resumed = run(*args, "-t", "0.7", "--resume")
+    assert resumed.exit_code == 2 and "complete" not in resumed.stdout
+    assert "3 record(s)" in resumed.stderr and "evaluation.iou_threshold 0.1 -> 0.7" in resumed.stderr
+    assert "run without --resume" in resumed.stderr
+    fresh = run(*args, "-t", "0.7")
+    assert fresh.exit_code == 0
+    at_07 = results(folder)["all_results"]
+    assert [r["iou_threshold"] for r in at_07] == [0.7] * 3
+    assert all(r["measured_with"]["evaluation"]["iou_threshold"] == 0.7 for r in at_07)
+    assert [r["total_matches"] for r in at_07] != [r["total_matches"] for r in at_01]
+    assert run(*args, "-t", "0.7", "--resume").stdout.startswith("identity: complete (3 points")
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def test_two_sweeps_on_one_folder_one_refuses_the_other_completes(data):
+    exe = Path(sys.executable).with_name("hbb2obb-optimize")
+    args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "shared", "--no_plot", "-nb",
+            "--command", TOOL + " --sleep 0.3", "-sf", "0", "0.01", "0.02"]
+    folder = data / "benchmark_results" / "shared"
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (folder / ".sweep.lock").is_file():
+            time.sleep(0.02)
+        second = subprocess.run(args[:-4] + ["-sf", "0.5", "0.6"], capture_output=True, text=True)
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 2, second.stderr
+    assert f"is in use by another sweep (pid {first.pid} on " in second.stderr and "Traceback" not in second.stderr
+    assert first.returncode == 0, err
+    document = results(folder)
+    assert [r["scale_factor"] for r in document["all_results"]] == [0.0, 0.01, 0.02]
+    config = yaml.safe_load((folder / "run_config.yaml").read_text())
+    assert config["scale_factors"] == [0.0, 0.01, 0.02]  # the grid that results.yaml holds
+    assert not (folder / ".sweep.lock").exists() and not (folder / ".scratch").exists()
+
+
+def test_a_lock_left_by_a_dead_sweep_is_taken_over_with_a_warning(data):
+    folder = data / "benchmark_results" / "identity"
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    import json
+    import socket
+    (folder / ".sweep.lock").write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(),
+                                                    "started": "2026-12-01T20:00:00"}))
+    (folder / ".scratch" / "hbb2obb-sweep-x").mkdir(parents=True)
+    result = run(data / "images", data / "labels_obb_gt", "-sf", "0", "--no_plot", "-nb")
+    assert result.exit_code == 0, result.output
+    assert f"took over the lock of a sweep that is gone (pid {int(dead.stdout)} on" in result.stderr
+    assert "removed the scratch space an interrupted sweep left" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["results.yaml", "run_config.yaml", "summary.txt"]
+
+
+def test_refresh_skips_a_malformed_record_with_a_warning(data):
+    args = [data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "0.1", "--no_plot", "-nb"]
+    assert run(*args).exit_code == 0
+    path = data / "benchmark_results" / "identity" / "results.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["all_results"][1]["avg_iou"] = "high"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    result = run("--refresh", "-o", data / "benchmark_results", "-n", "identity", "--no_plot")
+    assert result.exit_code == 0, result.output
+    assert "record 2 (scale_factor=0.05) skipped: avg_iou is 'high', not a number" in result.stderr
+    assert "identity: 2 points redrawn" in result.stdout and "Traceback" not in result.output
+    resumed = run(*args, "--resume")  # resume measures the broken point again
+    assert resumed.exit_code == 0 and "2 already measured" in resumed.stdout
+    assert isinstance(results(path.parent)["all_results"][1]["avg_iou"], float)
+
+
+def test_scratch_space_stays_in_the_run_folder_and_a_kill_leaves_none_after_resume(data, tmp_path):
+    """Each point converts under <run folder>/.scratch, removed when it ends; a SIGKILLed
+    sweep's leftovers go with the next --resume, a SIGTERMed sweep cleans up itself."""
+    log = tmp_path / "out_dirs.txt"
+    script = tmp_path / "logging_converter.py"
+    script.write_text("import subprocess, sys\n"
+                      f"open({str(log)!r}, 'a').write(sys.argv[2] + '\\n')\n"
+                      f"subprocess.run([sys.executable, {str(FAKE)!r}, *sys.argv[1:]], check=True)\n")
+    exe = Path(sys.executable).with_name("hbb2obb-optimize")
+    folder = data / "benchmark_results" / "slow"
+    args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "slow", "--no_plot", "-nb",
+            "--command", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{hbb_dir}} {{out_dir}} "
+                         "--sf {scale_factor} --sleep 30", "-sf", "0", "0.01"]
+    for stop in (signal.SIGKILL, signal.SIGTERM):
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not _text(log):
+                time.sleep(0.02)
+            out_dir = Path(_text(log).split()[-1])
+            assert out_dir.parent.parent == folder / ".scratch" and out_dir.parent.is_dir()
+            process.send_signal(stop)
+            process.wait(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+        if stop == signal.SIGKILL:
+            assert out_dir.parent.is_dir()  # nothing can clean up after kill -9 ...
+        else:
+            assert process.returncode == 130 and not (folder / ".scratch").exists()  # ... SIGTERM cleans
+        log.write_text("")
+    quick = args[:-4] + [f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} {{hbb_dir}} {{out_dir}} "
+                         "--sf {scale_factor}", "-sf", "0", "0.01", "--resume"]
+    resumed = subprocess.run(quick, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["results.yaml", "run_config.yaml", "summary.txt"]

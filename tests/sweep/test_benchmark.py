@@ -70,12 +70,46 @@ def test_load_benchmark_merges_defaults_into_each_run(tmp_path):
     ("img_source: a\ngt_dir: b\nruns: [3]\n", "run 1 must be a mapping"),
     ("img_source: [a\n", "not valid YAML"),
     ("- a\n- b\n", "must be a mapping"),
-    (VALID + "    command_timeout: soon\n", "command_timeout must be a number"),
+    (VALID + "    command_timeout: soon\n", "bench.yaml:16: command_timeout in run 3 must be a positive number of sec"),
     (VALID.replace("name: second", "name: a/b"), "cannot be a folder name"),
     (VALID + "    scale_factor: [0.1]\n", "unknown key 'scale_factor'"),
 ])
 def test_config_errors_name_the_key_and_line(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
+        load_benchmark(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("  class_agnostic: 'false'", r"bench.yaml:5: class_agnostic in defaults must be true or false, got 'false' \(a string\)"),
+    ("  iou_threshold: high", r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got 'high'"),
+    ("  iou_threshold: [0.1]", r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got \[0.1\]"),
+    ("  iou_threshold: 1.5", r"bench.yaml:5: iou_threshold .* got 1.5"),
+    ("  edge_tolerance: abc", r"bench.yaml:5: edge_tolerance in defaults must be a number of pixels, 0 or more"),
+    ("  img_width: abc", r"bench.yaml:5: img_width in defaults must be a positive number of pixels, got 'abc'"),
+    ("  img_width: -3", r"bench.yaml:5: img_width in defaults must be a positive number"),
+    ("  map_path: 5", r"bench.yaml:5: map_path in defaults must be a non-empty string, got 5 \(int\)"),
+    ("  missing_pred: drop", r"bench.yaml:5: missing_pred in defaults must be one of"),
+    ("  one_to_one: 1", r"bench.yaml:5: one_to_one in defaults must be true or false"),
+])
+def test_config_values_are_checked_against_their_kind(tmp_path, line, expected):
+    """Every key's type and range is checked up front, naming the key and its line (a string
+    'false' would otherwise switch class-agnostic matching on, a word end in a traceback)."""
+    text = VALID.replace("  iou_threshold: 0.2", line)
+    with pytest.raises(ConfigError, match=expected):
+        load_benchmark(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("text, expected", [
+    (VALID.replace("gt_dir: data/gt", "gt_dir: 5"), r"bench.yaml:2: gt_dir in the benchmark file must be a non-empty"),
+    (VALID.replace("img_source: data/images", "img_source: [a]"), r"bench.yaml:1: img_source in the benchmark file"),
+    (VALID.replace("    converter: identity\n  - converter", "    converter: 3\n  - converter"),
+     r"bench.yaml:9: converter in run 1 must be a non-empty string"),
+    (VALID.replace("grid: {model: [b, c]}", "grid: {model: [{x: 1}]}"), r"bench.yaml:15: grid axis 'model' in run 3"),
+    (VALID.replace("    excluded_classes: [3]", "    excluded_classes: [3]\n    class_agnostic: yes please"),
+     r"bench.yaml:14: class_agnostic in run 2 must be true or false"),
+])
+def test_top_level_and_run_values_are_checked(tmp_path, text, expected):
+    with pytest.raises(ConfigError, match=expected):
         load_benchmark(write(tmp_path, text))
 
 

@@ -77,7 +77,8 @@ def invoke(*args):
 
 
 def without_time(records):
-    return [{k: v for k, v in r.items() if k != "execution_time"} for r in records]
+    """The numbers of the records: their time, and what they were measured with, left out."""
+    return [{k: v for k, v in r.items() if k not in ("execution_time", "measured_with")} for r in records]
 
 
 def results(folder: Path) -> dict:
@@ -187,6 +188,8 @@ def test_with_absolute_paths_keeps_links(tmp_path, monkeypatch):
     assert moved.inputs == SweepInputs(None, tmp_path / "link", tmp_path / "real")
     assert moved.evaluation.map_path == tmp_path / "link" / "classes.yaml"
     assert moved.folder == Path("out/identity") and moved.grid == plan.grid  # the client writes as told
+    assert plan.scratch_root == tmp_path / "out" / "identity" / ".scratch"  # local points convert in the run folder,
+    assert moved.scratch_root is None  # a worker in its own temp folder: it need not see the run folder
 
 
 def test_worker_side_attempt_and_failure_records():
@@ -225,15 +228,29 @@ def test_run_sweeps_hands_every_plan_to_one_executor(data, tmp_path):
 
 
 # ------------------------------------------------------------------------ on a cluster
+@pytest.fixture(autouse=True)
+def dask_scratch_in_tmp_path(tmp_path):
+    """Clusters a test starts keep Dask's own scratch space (``dask-scratch-space``, lock files
+    included) under its tmp_path, not in the system temp folder."""
+    try:
+        import dask
+    except ImportError:
+        yield
+        return
+    with dask.config.set({"temporary-directory": str(tmp_path)}):
+        yield
+
+
 @pytest.fixture(scope="module")
-def client():
+def client(tmp_path_factory):
     """A LocalCluster of two single-thread worker processes on 127.0.0.1; a task whose worker
     dies is run again once (allowed-failures 1), as ``local:N --retries 1`` would set it."""
     pytest.importorskip("distributed")
     import dask
     from distributed import Client, LocalCluster
 
-    settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0}
+    settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0,
+                "temporary-directory": str(tmp_path_factory.mktemp("dask"))}
     with dask.config.set(settings):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address="127.0.0.1:0", silence_logs=50)

@@ -19,7 +19,7 @@ from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.sweep.runner import (DEFAULT_AXIS_VALUES, RESULTS_NAME, RUN_CONFIG_NAME, EvalSpec, Grid, ProcessExecutor,
                            SweepInputs, SweepPlan, best_record, build_grid, check_resumable, is_complete,
-                           make_executor, read_yaml, results_document, run_config_document, run_grid_point, run_sweep,
+                           make_executor, measured_records, read_yaml, results_document, run_config_document, run_grid_point, run_sweep,
                            serial_executor, write_yaml_atomic)
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_obb_converter.py"
@@ -188,10 +188,11 @@ def test_process_executor_gives_the_same_results_as_serial(dataset, tmp_path):
 
 def test_resume_measures_only_the_missing_points(dataset, tmp_path):
     plan = plan_for(dataset, tmp_path, axes={"scale_factors": (0.0, 0.05, 0.1)})
+    stamp = {"measured_with": plan.measured_with}
     previous = {"all_results": [
-        {"scale_factor": 0.05, "avg_iou": 0.123, "execution_time": 99.0, "status": "ok"},
-        {"scale_factor": 0.1, "status": "failed", "error": "x"},       # failed: measured again
-        {"scale_factor": 0.3, "avg_iou": 0.9, "status": "ok"},          # not in the grid any more: dropped
+        {"scale_factor": 0.05, "avg_iou": 0.123, "execution_time": 99.0, "status": "ok", **stamp},
+        {"scale_factor": 0.1, "status": "failed", "error": "x", **stamp},       # failed: measured again
+        {"scale_factor": 0.3, "avg_iou": 0.9, "status": "ok", **stamp},          # not in the grid any more: dropped
     ], "sweep_seconds": 50.0}
     seen = []
     outcome = run_sweep(plan, serial_executor, previous, lambda record, best: seen.append(record["scale_factor"]))
@@ -236,19 +237,32 @@ def test_unusable_inputs_stop_the_sweep(dataset, tmp_path):
 ])
 def test_is_complete_means_exactly_the_grid(dataset, tmp_path, factors, statuses, complete):
     plan = plan_for(dataset, tmp_path, axes={"scale_factors": (0.0, 0.05)})
-    document = {"all_results": [{"scale_factor": f, "avg_iou": 0.5, "status": s} for f, s in zip(factors, statuses)]}
+    document = {"all_results": [{"scale_factor": f, "avg_iou": 0.5, "status": s, "measured_with": plan.measured_with}
+                                for f, s in zip(factors, statuses)]}
     assert is_complete(plan, document) is complete
+    for record in document["all_results"]:  # the same records measured with other settings: never complete
+        record["measured_with"] = {**plan.measured_with, "converter_options": {"img_width": 9}}
+    assert not is_complete(plan, document)
 
 
-def test_check_resumable(dataset, tmp_path):
+def test_check_resumable_names_what_changed(dataset, tmp_path):
     plan = plan_for(dataset, tmp_path)
-    with pytest.raises(UsageError, match="missing"):
-        check_resumable(plan)
-    write_yaml_atomic(tmp_path / RUN_CONFIG_NAME, run_config_document(plan, "cmd", 1))
-    check_resumable(plan)
+    run_sweep(plan)
+    document = read_yaml(tmp_path / RESULTS_NAME)
+    check_resumable(plan, document)
+    check_resumable(plan, None)
     stricter = plan_for(dataset, tmp_path, settings=EvalSettings(iou_threshold=0.5))
-    with pytest.raises(UsageError, match="other evaluation"):
-        check_resumable(stricter)
+    with pytest.raises(UsageError, match=r"3 record\(s\).*other evaluation.*evaluation.iou_threshold 0.1 -> 0.5"):
+        check_resumable(stricter, document)
+    assert measured_records(stricter, document) == {} and not is_complete(stricter, document)
+    with open(dataset.gt_dir / "f1.txt", "a") as handle:  # the ground truth corrected in place
+        handle.write("0 1 1 5 1 5 4 1 4\n")
+    with pytest.raises(UsageError, match="the files in gt_dir"):
+        check_resumable(plan_for(dataset, tmp_path), document)
+    old = {"all_results": [{k: v for k, v in r.items() if k != "measured_with"} for r in document["all_results"]]}
+    with pytest.raises(UsageError, match="not recorded"):  # written before records said what they were measured with
+        check_resumable(plan, old)
+    write_yaml_atomic(tmp_path / RUN_CONFIG_NAME, run_config_document(plan, "cmd", 1))
     config = yaml.safe_load((tmp_path / RUN_CONFIG_NAME).read_text())
     assert config["scale_factors"] == [0.0, 0.05, 0.1] and config["converter"] == "identity"
     assert config["grid_points"] == 3 and config["system_metadata"]["software"]["python"]

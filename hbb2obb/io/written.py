@@ -1,0 +1,109 @@
+"""Never overwrite files a person cares about: a folder's record of what the toolkit wrote there.
+
+``hbb2obb`` writes into label folders by default (``IMG_SOURCE/../labels_obb``), where ground
+truth or somebody's edits may already be. :class:`OutputGuard` keeps, in each folder it writes
+to, a small JSON file (``.hbb2obb-written.json``) with the SHA-256 of every file it wrote. A
+later run may replace a file whose content still has the recorded digest (its own earlier
+output); any other existing file is refused unless overwriting was asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from hbb2obb.errors import UsageError
+
+MANIFEST_NAME = ".hbb2obb-written.json"
+SAVE_EVERY_SECONDS = 2.0  # a kill loses at most this much of the record (those files need --overwrite)
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OutputGuard:
+    """Check the targets of a run before it writes, then record what it wrote.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "gt.txt").write_text("0 1 2 3 4 5 6 7 8\\n")
+    >>> guard = OutputGuard()
+    >>> [p.name for p in guard.foreign([folder / "gt.txt", folder / "new.txt"])]
+    ['gt.txt']
+    >>> _ = (folder / "new.txt").write_text("ours\\n"); guard.wrote(folder / "new.txt"); guard.save()
+    >>> OutputGuard().foreign([folder / "new.txt"])
+    []
+    >>> import shutil; shutil.rmtree(folder)
+    """
+
+    def __init__(self):
+        self._manifests: dict[Path, dict] = {}
+        self._dirty: set[Path] = set()
+        self._saved_at = time.monotonic()
+
+    def _manifest(self, folder: Path) -> dict:
+        folder = Path(folder)
+        if folder not in self._manifests:
+            try:
+                data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+                files = data.get("files") if isinstance(data, dict) else None
+            except (OSError, ValueError):
+                files = None
+            self._manifests[folder] = dict(files) if isinstance(files, dict) else {}
+        return self._manifests[folder]
+
+    def foreign(self, targets) -> list[Path]:
+        """The existing files among ``targets`` that the toolkit did not write (or that changed since)."""
+        found = []
+        for target in targets:
+            target = Path(target)
+            if not target.exists():
+                continue
+            recorded = self._manifest(target.parent).get(target.name)
+            if not target.is_file() or recorded is None or recorded != file_digest(target):
+                found.append(target)
+        return found
+
+    def refuse_foreign(self, targets, flag: str = "--overwrite") -> None:
+        """Raise :class:`UsageError` when a target exists that the toolkit did not write."""
+        found = self.foreign(targets)
+        if found:
+            folders = sorted({str(p.parent) for p in found})
+            raise UsageError(f"{', '.join(folders)} already hold(s) {len(found)} file(s) this run would replace and "
+                             f"that hbb2obb did not write (first: {found[0]}); pass {flag} to replace them, "
+                             "or choose another output folder")
+
+    def wrote(self, path: Path) -> None:
+        """Record a file just written; the record goes to disk every few seconds and on :meth:`save`."""
+        path = Path(path)
+        self._manifest(path.parent)[path.name] = file_digest(path)
+        self._dirty.add(path.parent)
+        if time.monotonic() - self._saved_at > SAVE_EVERY_SECONDS:
+            self.save()
+
+    def save(self) -> None:
+        """Write every changed folder's record atomically."""
+        for folder in sorted(self._dirty):
+            text = json.dumps({"written_by": "hbb2obb", "files": self._manifests[folder]}, indent=0, sort_keys=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST_NAME}.", dir=folder)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text + "\n")
+                os.replace(tmp, folder / MANIFEST_NAME)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        self._dirty.clear()
+        self._saved_at = time.monotonic()
