@@ -3,12 +3,35 @@
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+_RUN_TEMP: Path | None = None
+
+
+def pytest_configure(config):
+    """One private temp folder for the whole run, removed at its end: pytest's own ``tmp_path``
+    folders and whatever the code under test, its subprocesses and Dask put in the system temp
+    folder (they inherit ``TMPDIR``) go there, so a run leaves nothing behind in /tmp.
+    """
+    global _RUN_TEMP
+    if config.option.basetemp is None:
+        _RUN_TEMP = Path(tempfile.mkdtemp(prefix="hbb2obb-tests-"))
+        config.option.basetemp = str(_RUN_TEMP / "pytest")
+        os.environ["TMPDIR"] = str(_RUN_TEMP)
+        tempfile.tempdir = None  # let the tempfile module read TMPDIR again
+
+
+def pytest_unconfigure(config):
+    if _RUN_TEMP is not None:
+        shutil.rmtree(_RUN_TEMP, ignore_errors=True)
 SHARED = ROOT.parent / "shared"
 SAMPLE = SHARED / "data" / "songdo-sample"
 REFERENCE = SHARED / "reference"
