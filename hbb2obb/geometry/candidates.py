@@ -8,6 +8,7 @@ and filtered exactly in small batches (small enough for numpy to reuse the work 
 from __future__ import annotations
 
 import functools
+from typing import Optional
 
 import numpy as np
 
@@ -15,6 +16,8 @@ from hbb2obb.geometry._arrays import as_corners
 
 _EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
 _ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
+_BAND_LIMIT = 8  # x-candidates per box beyond which the x-sweep runs within y-bands
+_BAND_COPIES = 3  # band entries per box at most, on average (bands are widened until so)
 
 
 def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray]:
@@ -57,12 +60,17 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     a_cols, b_cols = _bound_columns(a), _bound_columns(b)
     n, m = a_cols.shape[1], b_cols.shape[1]
     a_set, b_set = _group_labels(a_group, b_group, n, m)
-    if n == 0 or m == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    width = b_cols[2] - b_cols[0]
     finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
-    if not (finite_a.any() and finite_b.any()):
+    if n == 0 or m == 0 or not (finite_a.any() and finite_b.any()):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    key = _sweep(a_cols, b_cols, a_set, b_set, a_group is not None, finite_a, finite_b, banded=True)
+    return key // m, key % m
+
+
+def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, banded: bool) -> np.ndarray:
+    """The pairs as sorted keys ``ia * m + ib``: the x-sweep, by width class or in y-bands when crowded."""
+    n, m = a_cols.shape[1], b_cols.shape[1]
+    width = b_cols[2] - b_cols[0]
     # Search keys group * span + (x - origin): one sort and plain float searches instead of a
     # lexicographic (group, x) search. Rounding is monotone in x for a given group, so each
     # range still holds every same-group candidate; the filter below is exact.
@@ -70,24 +78,29 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     some_b = slice(None) if finite_b.all() else finite_b
     origin = min(a_cols[0, some_a].min(), b_cols[0, some_b].min()) - width[some_b].max() - 1.0
     span = max(a_cols[2, some_a].max(), b_cols[2, some_b].max()) - origin + 1.0
-    grouped = a_group is not None
     a_base = a_set * span - origin if grouped else np.full(n, -origin)
     # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
     by_key = np.argsort(a_base + a_cols[0])
-    a_cols, a_set, a_base, finite_a = a_cols[:, by_key], a_set[by_key], a_base[by_key], finite_a[by_key]
+    a_cols, a_set, a_base, finite_a = _columns(a_cols, by_key), a_set[by_key], a_base[by_key], finite_a[by_key]
     b_key = (b_set * span - origin if grouped else -origin) + b_cols[0]
     b_key[~finite_b] = np.inf  # sorted last, out of every range
     search = functools.partial(_search_pass, b_key=b_key, width=width, a_cols=a_cols, a_base=a_base,
                                a_finite=finite_a)
     passes = [search(np.argsort(b_key))]
-    if passes[0][2].sum() > _ONE_PASS_LIMIT * (n + m):
+    crowded = passes[0][2].sum()
+    if banded and crowded > _BAND_LIMIT * (n + m):
+        # Many boxes share x-columns (a dense frame): an x-sweep within horizontal bands.
+        key = _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b)
+        if key is not None:  # a's rows were put in key order above: back to the caller's
+            return np.sort(by_key[key // m] * m + key % m)
+    if crowded > _ONE_PASS_LIMIT * (n + m):
         group = np.frexp(width)[1]
         order = np.lexsort((b_key, group))
         cuts = np.flatnonzero(np.diff(group[order])) + 1
         passes = [search(members) for members in np.split(order, cuts)]  # a few at most
     keys = []
     for members, lo, counts in passes:
-        b_part, b_part_set = b_cols[:, members], b_set[members]  # this pass's boxes in key order
+        b_part, b_part_set = _columns(b_cols, members), b_set[members]  # this pass's boxes in key order
         ends = np.cumsum(counts)
         row = 0
         while row < n:  # bounded batches of the expansion
@@ -99,8 +112,55 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
                 rows, pos = np.take(rows, same), np.take(pos, same)
             keys.append(np.take(by_key, rows) * m + np.take(members, pos))
             row = stop
-    key = np.sort(np.concatenate(keys))
-    return key // m, key % m
+    return np.sort(np.concatenate(keys))
+
+
+def _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b) -> Optional[np.ndarray]:
+    """The sorted pair keys ``ia * m + ib`` found band by band, or ``None`` when bands cannot help.
+
+    y is cut into bands of equal height; every (finite) box is entered in each band its bounds
+    reach, and the x-sweep runs once over all bands, a band being one more group. A pair whose
+    bounds overlap shares every band from ``max(first band of a, first band of b)`` (the band
+    of the bottom of their overlap) to the last band of either; it is kept in that first shared
+    band only, so each pair comes out exactly once. Band indices are ``floor((y - y0) / h)``,
+    monotone in ``y`` whatever the rounding, which is all the rule needs.
+    """
+    n, m = a_cols.shape[1], b_cols.shape[1]
+    rows_a, rows_b = np.flatnonzero(finite_a), np.flatnonzero(finite_b)
+    y_low = np.concatenate([a_cols[1, rows_a], b_cols[1, rows_b]])
+    y_high = np.concatenate([a_cols[3, rows_a], b_cols[3, rows_b]])
+    y0, extent = float(y_low.min()), float(y_high.max() - y_low.min())
+    heights = y_high - y_low
+    height = float(np.partition(heights, heights.size // 2)[heights.size // 2])  # the median: fewest candidates
+    if not (extent > 0 and np.isfinite(extent)):
+        return None  # every box on one line: one band, no gain
+    height = min(max(height, extent / (1 << 20)), extent)  # flat boxes: bands still of some height
+    while True:  # widen the bands until each box is in few of them (a few tall boxes cost little)
+        first = np.floor((y_low - y0) / height).astype(np.int64)
+        count = np.floor((y_high - y0) / height).astype(np.int64) - first + 1
+        if count.sum() <= _BAND_COPIES * heights.size or height >= extent:
+            break
+        height *= 2.0
+    bands = int((first + count).max())
+    copies = np.repeat(np.arange(count.size), count)
+    band = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(copies.size)
+    first_band = first[copies]
+    sets = np.concatenate([a_set[rows_a], b_set[rows_b]])[copies]
+    sets = sets - sets.min()
+    if int(sets.max()) < (2**52) // bands:
+        label = sets * bands + band
+    else:  # labels times bands too large for exact keys: renumbered
+        label = np.unique(np.stack([sets, band]), axis=1, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    is_a = copies < rows_a.size
+    source = np.concatenate([rows_a, rows_b])[copies]
+    copy_a, copy_b = np.flatnonzero(is_a), np.flatnonzero(~is_a)
+    everything = np.ones(max(copy_a.size, copy_b.size), dtype=bool)
+    key = _sweep(_columns(a_cols, source[copy_a]), _columns(b_cols, source[copy_b]), label[copy_a], label[copy_b], True,
+                 everything[: copy_a.size], everything[: copy_b.size], banded=False)
+    ca, cb = copy_a[key // copy_b.size], copy_b[key % copy_b.size]
+    first_shared = np.maximum(first_band[ca], first_band[cb])
+    keep = np.flatnonzero(band[ca] == first_shared)
+    return np.sort(source[ca[keep]] * m + source[cb[keep]])
 
 
 def _bound_columns(corners) -> np.ndarray:
@@ -110,6 +170,11 @@ def _bound_columns(corners) -> np.ndarray:
     for row, (reduce, start) in enumerate(((np.minimum, 0), (np.minimum, 1), (np.maximum, 0), (np.maximum, 1))):
         reduce(reduce(flat[:, start], flat[:, start + 2]), reduce(flat[:, start + 4], flat[:, start + 6]), out=columns[row])
     return columns
+
+
+def _columns(cols: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``cols[:, index]`` with contiguous rows (numpy's fancy indexing gives strided ones: slower takes)."""
+    return np.take(cols, index, axis=1)
 
 
 def _overlapping(rows, pos, a_cols, b_cols):

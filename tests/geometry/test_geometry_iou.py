@@ -399,6 +399,47 @@ def test_candidate_pairs_by_width_class_equal_brute_force(a, b, grouped):
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
 
+@settings(max_examples=100, deadline=None)
+@given(box_sets, box_sets, st.booleans(), st.integers(0, 2**32 - 1), st.sampled_from([3, 1, 0.5]))
+def test_candidate_pairs_in_bands_equal_brute_force(a, b, grouped, seed, copies):
+    # The search within y-bands (taken when many boxes share x-columns), with the bands at
+    # their starting height (3 copies per box allowed) or widened (fewer), so pairs whose
+    # bounds share several bands must still come out once.
+    rng = np.random.default_rng(seed)
+    groups = (rng.integers(-2, 2, len(a)), rng.integers(-2, 2, len(b))) if grouped else (None, None)
+    ra, rb = brute_force_pairs(a, b)
+    saved = candidates_module._BAND_LIMIT, candidates_module._BAND_COPIES
+    candidates_module._BAND_LIMIT, candidates_module._BAND_COPIES = -1, copies
+    try:
+        ia, ib = candidate_pairs(a, b, *groups)
+    finally:
+        candidates_module._BAND_LIMIT, candidates_module._BAND_COPIES = saved
+    same = groups[0][ra] == groups[1][rb] if grouped else np.ones(len(ra), dtype=bool)
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
+def test_candidate_pairs_dense_frame_uses_bands_and_stays_exact(monkeypatch):
+    # A crowded lot (rows of boxes sharing x-columns) exceeds the band limit: the banded search
+    # must give exactly the brute-force pairs, also with non-finite boxes among them.
+    rng = np.random.default_rng(5)
+    col, row = np.meshgrid(np.arange(12), np.arange(40))
+    centre_x = (col.reshape(-1) + 0.5) * 30 + rng.normal(0, 2, col.size)
+    centre_y = (row.reshape(-1) + 0.5) * 25 + rng.normal(0, 2, col.size)
+    a = rectangles(centre_x, centre_y, 28 + rng.uniform(0, 8, col.size), np.full(col.size, 20.0),
+                   rng.uniform(-40, 40, col.size))
+    b = rectangles(centre_x + 3, centre_y - 2, 26 + rng.uniform(0, 8, col.size), np.full(col.size, 21.0),
+                   rng.uniform(-40, 40, col.size))
+    a[7, 2, 0] = np.nan
+    b[11, 0, 1] = np.nan  # (the brute force would pair an infinite bound; candidate_pairs never does)
+    ra, rb = brute_force_pairs(a, b)
+    banded, calls = candidates_module._banded, []
+    monkeypatch.setattr(candidates_module, "_banded", lambda *args: calls.append(1) or banded(*args))
+    ia, ib = candidate_pairs(a, b)
+    assert calls == [1] and len(ra) > len(a)
+    assert np.array_equal(ia, ra) and np.array_equal(ib, rb)
+    assert not np.isin(7, ia) and not np.isin(11, ib)
+
+
 @settings(max_examples=50, deadline=None)
 @given(box_sets, box_sets, st.sampled_from([2**51 - 3, -(2**51), 2**52, 2**62]), st.integers(0, 2**32 - 1))
 def test_candidate_pairs_with_huge_group_labels(a, b, offset, seed):
