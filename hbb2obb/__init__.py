@@ -9,19 +9,31 @@ __version__ = "0.1.0"
 #: Tells this package from the reference tool's, which shares the import name (see :mod:`hbb2obb_launch`).
 __distribution__ = "hbb2obb-toolkit"
 
-from hbb2obb.boxes import Boxes  # noqa: E402
-from hbb2obb.errors import Hbb2ObbError, InputError, LabelFormatError, UsageError  # noqa: E402
-from hbb2obb.geometry import calculate_obb_iou, orientation_error  # noqa: E402
-from hbb2obb.scoring.evaluate import evaluate_obb  # noqa: E402
+# Names are imported on first use (PEP 562), so ``import hbb2obb.cli.eval`` does not load
+# numpy before the command has had a say in how numpy starts (hbb2obb/cli/__init__.py).
+_EXPORTS = {
+    "Boxes": "hbb2obb.boxes",
+    "Hbb2ObbError": "hbb2obb.errors",
+    "InputError": "hbb2obb.errors",
+    "LabelFormatError": "hbb2obb.errors",
+    "UsageError": "hbb2obb.errors",
+    "calculate_obb_iou": "hbb2obb.geometry",
+    "orientation_error": "hbb2obb.geometry",
+    "evaluate_obb": "hbb2obb.scoring.evaluate",
+}
 
-__all__ = [
-    "Boxes",
-    "Hbb2ObbError",
-    "InputError",
-    "LabelFormatError",
-    "UsageError",
-    "__version__",
-    "calculate_obb_iou",
-    "evaluate_obb",
-    "orientation_error",
-]
+__all__ = sorted(["__version__", *_EXPORTS])
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'hbb2obb' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

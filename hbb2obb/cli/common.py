@@ -178,9 +178,36 @@ def warn(program: str, warnings) -> None:
             click.echo(f"{program}: warning: ... and {count - WARNINGS_PER_KIND} more of this kind ({kind})", err=True)
 
 
+class _NoBar:
+    """What :func:`progress_bar` gives when no bar is shown: the calls of a tqdm bar, doing nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def clear(self) -> None:
+        return None
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        return None
+
+
 def progress_bar(total: int, description: str, disable: bool, unit: str = "frame"):
-    """A tqdm bar on stderr; off when asked or when stderr is not a terminal."""
+    """A tqdm bar on stderr; off when asked or when stderr is not a terminal.
+
+    Without a bar tqdm is not even imported: its import (metadata lookup, a lock from
+    multiprocessing) costs more than a small evaluation.
+    """
+    if disable or not sys.stderr.isatty():
+        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit=unit, disable=disable or not sys.stderr.isatty(),
-                file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, leave=False)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from hbb2obb.scoring.order_stats import median, percentile
 from hbb2obb.scoring.overlap_metrics import paired_statistics
 
 IOU_LADDER = (0.50, 0.75, 0.85, 0.90)
@@ -51,12 +52,12 @@ def pair_statistics(ious, angle_errors) -> dict:
         "avg_iou": float(np.mean(ious)),
         "std_iou": std,
         "sem_iou": std / math.sqrt(n),
-        "median_iou": float(np.median(ious)),
+        "median_iou": median(ious),
         "iou_fractions": iou_fractions(ious),
         "avg_angle_error": float(np.mean(angles)),
         "std_angle_error": float(np.std(angles)),
-        "median_angle_error": float(np.median(angles)),
-        "p90_angle_error": float(np.percentile(angles, 90)),
+        "median_angle_error": median(angles),
+        "p90_angle_error": percentile(angles, 90),
     }
 
 

@@ -1,0 +1,67 @@
+"""Median and linear percentile, bit for bit as numpy computes them, without importing ``numpy.ma``.
+
+``np.median`` and ``np.percentile`` look up ``np.ma`` on every call (to check for masked
+arrays), and the first lookup imports the whole masked-array package: 15-60 ms of a short
+``hbb2obb-eval`` run, for arrays that are never masked. These two functions take one
+``np.partition`` and the same arithmetic, so their results are the same floats (tested against
+numpy on random and tied data).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def median(values) -> float:
+    """The median of a 1-D array, as ``float(np.median(values))`` gives it.
+
+    Even sizes take the mean of the two middle values, ``(a + b) / 2`` as ``np.mean`` sums
+    two numbers; any NaN makes the result NaN; an empty array gives NaN (numpy also warns).
+
+    Examples
+    --------
+    >>> median(np.array([3.0, 1.0, 2.0])), median(np.array([4.0, 1.0, 3.0, 2.0]))
+    (2.0, 2.5)
+    """
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = values.size
+    if n == 0 or np.isnan(values).any():
+        return math.nan
+    half = n // 2
+    if n % 2:
+        return float(np.partition(values, half)[half])
+    part = np.partition(values, (half - 1, half))
+    return float((part[half - 1] + part[half]) / 2.0)
+
+
+def percentile(values, q: float) -> float:
+    """The ``q``-th percentile (0-100) of a 1-D array, as ``float(np.percentile(values, q))`` gives it.
+
+    numpy's default method 'linear': the virtual index ``(n - 1) * q / 100`` between the order
+    statistics ``a`` and ``b`` with weight ``t``, interpolated as ``a + (b - a) * t``, or
+    ``b - (b - a) * (1 - t)`` when ``t >= 0.5`` (numpy's own rule for a monotone result).
+    Any NaN makes the result NaN; an empty array raises ``IndexError`` as numpy does.
+
+    Examples
+    --------
+    >>> percentile(np.arange(11.0), 90), percentile(np.array([0.0, 1.0]), 90)
+    (9.0, 0.9)
+    """
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = values.size
+    if n == 0:
+        raise IndexError("percentile of an empty array")
+    if np.isnan(values).any():
+        return math.nan
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1:
+        return float(np.partition(values, n - 1)[n - 1])
+    if virtual < 0:
+        return float(np.partition(values, 0)[0])
+    lower = math.floor(virtual)
+    part = np.partition(values, (lower, lower + 1))
+    a, b, t = part[lower], part[lower + 1], virtual - lower
+    diff = b - a
+    return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
