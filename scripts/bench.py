@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Benchmark: ``hbb2obb-eval`` against the naive per-pair shapely reference (issue 3).
+"""Benchmark: ``hbb2obb-eval`` against its peers (the reference tool, shapely 2) and our per-pair oracle.
 
 Generates, deterministically and into a temporary folder, a Songdo-scale label set (5,419 4K
 frames of about 50 vehicles: cars, buses and trucks at real sizes, some axis-aligned, most
 rotated along the frame's roads) and a dense set (a few parking-lot frames of 5,000 boxes each),
 then times, side by side in one run:
 
-(a) ``hbb2obb-eval GT PRED -nb --json`` as a whole process (interpreter start included);
-(b) ``scripts/shapely_reference.py GT PRED --json``, one shapely intersection per box pair.
+* against the peers a user would otherwise pick (scripts/bench_peers.py): the reference tool
+  ``hbb2obb`` 1.12.0 in a virtual environment of its own (``.bench/refvenv``, created on first
+  use), and ``scripts/shapely_vectorized.py`` (shapely 2, an STRtree query per frame), on
+  10k and 50k boxes, the Songdo-scale set, 100,000 small files, one dense frame and
+  ``hbb2obb-analyze`` at 50k; and a 10-box run against ``python -c 'import numpy'``
+  (``--sets`` picks some of them);
+* (a) ``hbb2obb-eval GT PRED -nb --json`` as a whole process (interpreter start included)
+  against (b) ``scripts/shapely_reference.py GT PRED --json``, one shapely intersection per
+  box pair: the test oracle, on the Songdo-scale set.
 
 It prints the median wall time of each, the ratio b/a, the peak resident memory of each
 process, whether both printed the same metric dict (every value within 1e-9), how ``--jobs``
@@ -18,7 +25,8 @@ Usage::
 
     python scripts/bench.py                      # the full benchmark (make bench), minutes
     python scripts/bench.py --baseline-frames 500  # time (b) on 500 frames, extrapolate per frame
-    python scripts/bench.py --frames 20 --boxes 10 --dense-boxes 200 --repeat 1  # a smoke run
+    python scripts/bench.py --frames 20 --boxes 10 10 --dense-boxes 200 --repeat 1 --small-frames 500  # a smoke run
+    python scripts/bench.py --sets tiny 50k --no-reference   # only these peers rows, without the reference tool
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_peers  # noqa: E402  (beside this script)
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_SCRIPT = ROOT / "scripts" / "shapely_reference.py"
@@ -184,7 +195,7 @@ def subset(label_set: LabelSet, frames: int, root: Path) -> LabelSet:
                 continue
             target = folder / side / name
             try:
-                target.symlink_to(source / name)
+                target.symlink_to((source / name).resolve())  # absolute: a relative --keep works too
             except OSError:
                 shutil.copyfile(source / name, target)
             lines += sum(1 for line in (source / name).read_text().splitlines() if line.strip())
@@ -258,6 +269,11 @@ def eval_command() -> list:
 
 def ours(label_set: LabelSet, jobs: int = 1) -> list:
     return eval_command() + [label_set.gt, label_set.pred, "-nb", "--json", "--jobs", str(jobs)]
+
+
+def analyze_command(label_set: LabelSet) -> list:
+    """Our ``hbb2obb-analyze`` on a set, report on stdout."""
+    return [Path(eval_command()[0]).with_name("hbb2obb-analyze"), label_set.gt, label_set.pred, "-nb"]
 
 
 def baseline(label_set: LabelSet) -> list:
@@ -513,6 +529,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the stage breakdown")
     parser.add_argument("--detection-only", action="store_true",
                         help="only the cost of the detection metrics (issue 16): a Songdo-scale set with scores")
+    parser.add_argument("--sets", nargs="+", default=list(bench_peers.SETS), choices=list(bench_peers.SETS) + ["none"],
+                        help="sets timed against the peers (default all): tiny (10 boxes against python -c "
+                             "'import numpy'), 10k, 50k, songdo, small (many small files), dense (one frame), "
+                             "analyze (hbb2obb-analyze at 50k); none: skip the peers")
+    parser.add_argument("--small-frames", type=int, default=100_000, help="frames of 3 boxes in the small-files set")
+    parser.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer per set (the median is shown)")
+    parser.add_argument("--reference-python", help="interpreter of an existing hbb2obb 1.12.0 installation "
+                                                   "(default: .bench/refvenv, created on first use)")
+    parser.add_argument("--no-reference", action="store_true", help="leave the reference tool out of the peers")
     return parser.parse_args(argv)
 
 
@@ -563,6 +588,27 @@ def detection_cost(args, scratch: Path, say) -> None:
     wall_added, cpu_added = full.median / plain.median - 1, full.median_cpu / plain.median_cpu - 1
     say(f"  added: wall {100 * wall_added:+.0f} %, CPU {100 * cpu_added:+.0f} %"
         f" (budget +30 %); map50_95 {keys['map50_95']:.4f}, dota_map50 {keys['dota_map50']:.4f}")
+
+
+def _peers(args, scratch: Path, songdo: LabelSet, dense_one: LabelSet, say) -> None:
+    """The peers table (scripts/bench_peers.py): ours against the reference tool and shapely 2."""
+    sets = {"songdo": songdo, "dense": dense_one}
+    if "tiny" in args.sets:
+        sets["tiny"] = generate(scratch, "tiny", frames=1, boxes=(10, 10), size=SONGDO_SIZE, layout="roads",
+                                seed=args.seed + 2)
+    for name, frames in (("10k", 200), ("50k", 1000), ("analyze", 1000)):
+        if name in args.sets:
+            sets[name] = subset(songdo, frames, scratch / "links")
+    if "small" in args.sets:
+        sets["small"] = generate(scratch, "small", frames=args.small_frames, boxes=(3, 3), size=SONGDO_SIZE,
+                                 layout="roads", seed=args.seed + 3)
+    tools = argparse.Namespace(say=say, timed=timed, compare=compare_metrics, Timing=Timing, scratch=scratch,
+                               ours=ours, analyze=analyze_command, compare_reports=bench_peers.compare_reports)
+    rows = bench_peers.run_peers(args, sets, tools)
+    say("against the peers: whole processes, wall time, peak RSS; ratio = peer / ours "
+        "(10k and 50k are the first 200 and 1,000 frames of the Songdo-scale set)")
+    for line in bench_peers.render(rows, _mb, _times):
+        say(line)
     say()
 
 
@@ -580,11 +626,13 @@ def _run(args, scratch: Path) -> int:
     dense = generate(scratch, "dense", frames=args.dense_frames, boxes=(args.dense_boxes, args.dense_boxes),
                      size=(8192, None), layout="parking", seed=args.seed + 1)
     dense_one = subset(dense, 1, scratch / "links")
-    say(f"hbb2obb benchmark (issue 3), Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+    say(f"hbb2obb benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
         f"data generated in {time.perf_counter() - started:.1f} s (seed {args.seed}), {compiled}")
     say(f"Songdo-scale set: {_describe(songdo)}")
     say(f"dense set:        {_describe(dense)}")
     say()
+    if "none" not in args.sets:
+        _peers(args, scratch, songdo, dense_one, say)
 
     # (a) against (b) on the Songdo-scale set.
     a = timed(ours(songdo), args.repeat)

@@ -15,7 +15,8 @@ BENCH = ROOT / "scripts" / "bench.py"
 def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "12", "--boxes", "5", "12", "--dense-frames", "2",
-         "--dense-boxes", "150", "--repeat", "1", "--jobs", "1", "2", "--dense-baseline", "--keep", str(tmp_path)],
+         "--dense-boxes", "150", "--repeat", "1", "--jobs", "1", "2", "--dense-baseline", "--keep", str(tmp_path),
+         "--sets", "none"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -41,7 +42,7 @@ def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "10", "--boxes", "4", "8", "--dense-frames", "1",
          "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile",
-         "--keep", str(tmp_path)],
+         "--keep", str(tmp_path), "--sets", "none"],
         capture_output=True, text=True, timeout=240,
     )
     assert not (tmp_path / "songdo" / "gt" / "songdo_00099.txt").exists()
@@ -49,3 +50,21 @@ def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
     assert "on 5 frames, x2.00 (linear per frame)" in run.stdout
     assert "b extrapolated linearly per frame from the subset" in run.stdout
     assert "metric dicts agree: yes" in run.stdout and "on the subset" in run.stdout
+
+
+def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path):
+    # The peers section without the reference tool (installing it is the full benchmark's job):
+    # the 10-box start-up row and shapely 2's vectorized script on the first frames, agreeing.
+    run = subprocess.run(
+        [sys.executable, str(BENCH), "--frames", "6", "--boxes", "4", "8", "--dense-frames", "1",
+         "--dense-boxes", "40", "--repeat", "1", "--jobs", "1", "--no-profile", "--keep", str(tmp_path),
+         "--sets", "tiny", "10k", "dense", "--no-reference"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    assert re.search(r"10 boxes \(start-up\)\n\s+hbb2obb \(ours\)\s+[\d.]+ s", out)
+    assert re.search(r"python -c 'import numpy'\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
+    rows = re.findall(r"shapely 2 vectorized\s+[\d.]+ s\s+\d+ MB\s+ratio [\d.]+x; agree: yes \(([\d,]+) values", out)
+    assert len(rows) == 2 and all(int(n.replace(",", "")) > 0 for n in rows)  # the 6 frames and the dense frame
+    assert "reference 1.12.0" not in out
