@@ -28,6 +28,7 @@ REFERENCE_VENV = ROOT / ".bench" / "refvenv"  # gitignored
 REFERENCE_DEPENDENCIES = ("shapely", "pandas", "tqdm", "pyyaml", "matplotlib", "numpy")
 DRIVER = ROOT / "scripts" / "reference_driver.py"
 VECTORIZED = ROOT / "scripts" / "shapely_vectorized.py"
+ONE_BLAS_THREAD = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "  # what our commands set
 SETS = ("tiny", "10k", "50k", "songdo", "small", "dense", "analyze")
 
 
@@ -94,12 +95,16 @@ def run_peers(args, sets: dict, tools) -> list:
         label_set = sets.get(name)
         if label_set is None:
             continue
-        if name == "tiny":
-            floor = timed([sys.executable, "-c", "import numpy"], args.repeat)
-            ours = timed(tools.ours(label_set), args.repeat)
-            floor = tools.Timing(floor.runs + timed([sys.executable, "-c", "import numpy"], args.repeat).runs)
-            rows.append(PeerRow(f"{label_set.gt_boxes} boxes (start-up)", ours,
-                                {"python -c 'import numpy'": (floor, "")}))
+        if name == "tiny":  # interleaved, so a drift of the machine's speed hits all three alike
+            floors = {"python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+                      "the same, 1 BLAS thread": [sys.executable, "-c", ONE_BLAS_THREAD + "import numpy"]}
+            runs = {key: [] for key in ["ours", *floors]}
+            for _ in range(max(args.repeat, 1)):
+                runs["ours"] += timed(tools.ours(label_set), 1).runs
+                for key, command in floors.items():
+                    runs[key] += timed(command, 1).runs
+            rows.append(PeerRow(f"{label_set.gt_boxes} boxes (start-up)", tools.Timing(tuple(runs["ours"])),
+                                {key: (tools.Timing(tuple(runs[key])), "") for key in floors}))
             continue
         analyze = name == "analyze"
         ours_command = tools.analyze(label_set) if analyze else tools.ours(label_set)
