@@ -56,4 +56,4 @@ check-reference: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python ../shared/tools/check_reference.py --run
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(DEMO) .bench .pytest_cache .hypothesis *.egg-info
