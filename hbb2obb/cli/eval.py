@@ -184,6 +184,9 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
     warn(PROGRAM, warnings)
     metrics = result.metrics
+    # Gates are checked before anything is printed or written: a key the metric dict lacks (a
+    # typo) is a usage error, and must not leave a report behind that reads like a run.
+    failed = check_gates(gates, metrics)
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
@@ -198,7 +201,6 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if plots is not None:
         write_detection_figures(result, metrics, label_map, plots)
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    failed = check_gates(gates, metrics)  # a key the metric dict lacks stops here, exit 2
     failed_gates = {id(gate) for gate, _ in failed}
     for gate in gates:
         value = gate.check(metrics)[1]
