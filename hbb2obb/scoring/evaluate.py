@@ -128,18 +128,16 @@ class EvaluationResult:
         return summarize_run(self.table, self.pairs, self.detection)
 
 
-def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False,
-                 pred_boxes: Optional[dict] = None) -> tuple:
+def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False) -> tuple:
     """Load and match a run of frames; returns the chunk's columns and its health.
 
     ``with_pairs``: also keep every same-frame pair with positive IoU, any classes (detection
-    metrics). ``pred_boxes``: the frames' predictions already read (a DOTA Task1 submission).
+    metrics).
     """
     frames, health = load_frames(
         specs,
         sizes=sizes,
         label_map=label_map,
-        pred_boxes=pred_boxes,
         excluded_classes=settings.excluded_classes,
         exclude_edge_cases=settings.exclude_edge_cases,
         edge_tolerance=settings.edge_tolerance,
@@ -342,7 +340,7 @@ def evaluate_frames(
     jobs = resolve_jobs(jobs)
     chunks, health = [], FrameHealth()
     with_pairs = detection is not None
-    work = [(batch, settings, sizes, label_map, with_pairs, plan.pred_boxes_of(batch)) for batch in batches]
+    work = [(batch, settings, sizes, label_map, with_pairs) for batch in batches]
     if jobs > 1 and len(batches) > 1:
         from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
 

@@ -49,9 +49,9 @@ class FrameSpec:
 class FramePlan:
     """Which frames are scored, and what could not be paired.
 
-    ``pred_boxes`` holds the predictions already read, by frame name, when they came from one
-    submission rather than a file per frame (DOTA Task1, from ``pred_source``); a frame it
-    lacks had no detections. ``orphan_images`` are its images without ground truth.
+    When the predictions came from one DOTA Task1 submission (``pred_source``) rather than a
+    file per frame, each frame carries its detections already read (:attr:`FrameSpec.pred_boxes`)
+    and ``orphan_images`` are the submission's images without ground truth.
     ``broken_pred_links`` are prediction files that are symbolic links to nothing: named in a
     warning and treated as missing.
     """
@@ -60,16 +60,9 @@ class FramePlan:
     missing_pred: tuple[Path, ...]
     orphan_pred: tuple[Path, ...]
     pred_problems: tuple = ()  # skipped lines of predictions read with the plan (sets read whole, Task1)
-    pred_boxes: Optional[dict] = None
     orphan_images: tuple = ()
     pred_source: Optional[Path] = None
     broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
-
-    def pred_boxes_of(self, specs) -> Optional[dict]:
-        """The read predictions of these frames only (what a worker process needs), or ``None``."""
-        if self.pred_boxes is None:
-            return None
-        return {spec.name: self.pred_boxes[spec.name] for spec in specs if spec.name in self.pred_boxes}
 
 
 def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], list[str]]:
@@ -250,10 +243,13 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
             name in gt_files for name in _label_files(Path(pred_dir), "prediction")[0]):
         return per_frame()
     submission = read_task1(pred_dir, label_map)
-    frames = tuple(FrameSpec(name, path, None, size) for name, (path, size) in gt_files.items())
+    none = Boxes(np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
+    # every frame is scored: an image the submission does not list had no detections
+    frames = tuple(FrameSpec(name, path, f"{pred_dir}:{name}", size, pred_boxes=submission.boxes.get(name, none))
+                   for name, (path, size) in gt_files.items())
     orphans = tuple(sorted(name for name in submission.boxes if name not in gt_files))
-    return FramePlan(frames, (), (), pred_boxes=submission.boxes, pred_problems=submission.problems,
-                     orphan_images=orphans, pred_source=Path(pred_dir))
+    return FramePlan(frames, (), (), pred_problems=submission.problems, orphan_images=orphans,
+                     pred_source=Path(pred_dir))
 
 
 @dataclass
@@ -400,7 +396,6 @@ def load_frames(
     excluded_classes: tuple = (),
     exclude_edge_cases: bool = False,
     edge_tolerance: float = 1.0,
-    pred_boxes: Optional[dict] = None,
 ) -> tuple[LoadedFrames, FrameHealth]:
     """Read, repair, scale and filter several frames at once. Broken ground truth raises; predictions skip.
 
@@ -418,9 +413,6 @@ def load_frames(
     exclude_edge_cases : bool
         Drop ground-truth boxes touching the frame border (needs every frame's size).
     edge_tolerance : float
-    pred_boxes : dict of str to Boxes, optional
-        The frames' predictions already read (by frame name; a frame it lacks has none), used
-        instead of the prediction files.
 
     Returns
     -------
@@ -463,12 +455,6 @@ def load_frames(
         if len(boxes) and (scale[files] != 1.0).any():
             boxes = boxes.with_corners(boxes.corners * scale[file][:, None, :])
         sides.append([_repair(boxes, health), file - files.start])
-    if pred_boxes is not None:
-        given = [(index, pred_boxes[spec.name]) for index, spec in enumerate(specs) if spec.name in pred_boxes]
-        boxes = Boxes.concatenate([b for _, b in given]) if given else Boxes(
-            np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
-        file = np.repeat([index for index, _ in given], [len(b) for _, b in given]).astype(np.int64)
-        sides[1] = [_repair(boxes, health), file]
     if excluded_classes:
         excluded = np.array(sorted(excluded_classes), dtype=np.int64)
         for side in sides:

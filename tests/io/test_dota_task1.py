@@ -35,7 +35,8 @@ def test_a_folder_of_per_frame_files_is_not_a_submission(write_labels):
     root = write_labels({"gt/P1.txt": "0 0 0 4 0 4 2 0 2\n", "pred/P1.txt": "0 0 0 4 0 4 2 0 2\n",
                          "pred/Task1_plane.txt": "P1 0.5 0 0 4 0 4 2 0 2\n"})
     plan = plan_any(root / "gt", root / "pred", "skip", MAP)
-    assert plan.pred_boxes is None and [f.name for f in plan.frames] == ["P1"]
+    assert plan.pred_source is None and [f.name for f in plan.frames] == ["P1"]
+    assert all(frame.pred_boxes is None for frame in plan.frames)  # read from pred/P1.txt, not the submission
 
 
 def test_dota_prediction_rows_with_scores(write_labels):
