@@ -1,7 +1,7 @@
 """Per-class scores of the built-in ``image`` converter on the real samples, against the HBB as is.
 
     python scripts/converter_scores.py [--data ../shared/data] [--samples dota-sample songdo-sample]
-                                       [--param tightness=tight ...] [--keep DIR]
+                                       [--param tightness=tight ...] [--keep DIR] [--tuned-only]
 
 For every sample it converts the frames exactly as the command line does (``hbb2obb IMAGES
 --hbb_dir labels_hbb --obb_dir OUT -nb`` runs the same :meth:`ImageConverter.convert`), emits
@@ -119,6 +119,9 @@ def main(argv=None) -> int:
     parser.add_argument("--param", type=parse_param, action="append", default=[],
                         help="A converter parameter NAME=VALUE (default: the converter's defaults).")
     parser.add_argument("--keep", type=Path, help="Keep the converted OBB files under this folder.")
+    parser.add_argument("--tuned-only", action="store_true",
+                        help="Score only the frames used while tuning; the held-out frame stays unseen "
+                             "(what every tuning loop runs).")
     args = parser.parse_args(argv)
     params = dict(args.param)
     below_anywhere = []
@@ -130,6 +133,8 @@ def main(argv=None) -> int:
         stems = sorted(p.stem for p in (sample / "labels_hbb").glob("*.txt"))
         held = HELD_OUT.get(name)
         parts = [("tuned on", [s for s in stems if s != held]), ("held out", [s for s in stems if s == held])]
+        if args.tuned_only:
+            parts = parts[:1]
         names = class_names(sample)
         scored = []
         for label, part_stems in parts:

@@ -48,8 +48,22 @@ import numpy as np
 
 from hbb2obb.converters.base import ConversionReport, Converter, register
 from hbb2obb.converters.identity import scale_factor_pair
-from hbb2obb.converters.image_box import REASON_CLASS_LESS_SUPPORTED, BoxResult, fit_box, hbb_corners, segment_box
-from hbb2obb.converters.image_scene import classes_less_supported, estimate_tightness, neighbour_axes
+from hbb2obb.converters.image_box import (
+    REASON_CLASS_LESS_SUPPORTED,
+    REASON_LESS_SUPPORTED,
+    BoxResult,
+    fit_box,
+    hbb_corners,
+    inscribed_box,
+    segment_box,
+)
+from hbb2obb.converters.image_scene import (
+    ROW_MIN_EDGE_RATIO,
+    classes_less_supported,
+    estimate_tightness,
+    neighbour_axes,
+    row_axes,
+)
 from hbb2obb.errors import InputError, UsageError
 
 LABEL_SUFFIX = ".txt"
@@ -169,6 +183,8 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         for index in np.flatnonzero(classes_less_supported(results, classes)):
             results[index] = BoxResult(None, results[index].window, results[index].mask, results[index].hull,
                                        reason=REASON_CLASS_LESS_SUPPORTED)
+    if scene and tightness == "tight":
+        results = _rescue_by_rows(xyxy, segmentations, results, check)
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))
@@ -183,6 +199,24 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         if keep_masks:
             kept.append(result)
     return ImageConversion(corners, fallback, kept, confidence, reasons, tightness)
+
+
+def _rescue_by_rows(xyxy, segmentations, results, check: bool) -> list:
+    """Fallbacks of a tight frame that stand in rows of converted boxes: the rectangle inscribed
+    in the HBB at the rows' axis (:func:`~hbb2obb.converters.image_scene.row_axes`), kept when it
+    follows the image's edges about as well as the HBB (a helicopter's rotor disc fills its
+    labelled box while its own pixels point every way; its apron's planes do not). Only boxes
+    whose own fit was refused are rescued: they held an object; a box without a usable mask
+    had its neighbours' say already (and open water between boats has no edges to refuse it)."""
+    wanted = [r.reason in (REASON_LESS_SUPPORTED, REASON_CLASS_LESS_SUPPORTED) for r in results]
+    rescued = list(results)
+    for index, axis in enumerate(row_axes(xyxy, results, wanted)):
+        if axis is None:
+            continue
+        result = inscribed_box(segmentations[index], axis, check, results[index].reason, ROW_MIN_EDGE_RATIO)
+        if result.corners is not None:
+            rescued[index] = result
+    return rescued
 
 
 def validate_parameters(params: dict) -> dict:

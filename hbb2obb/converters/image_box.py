@@ -268,15 +268,12 @@ def confidence_from_margin(margin: float) -> float:
     return float(margin / (margin + 1.0))
 
 
-def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[float], check: bool) -> BoxResult:
-    """A tight HBB with no usable mask: the rectangle inscribed at the neighbours' orientation or,
-    failing that, at a clear edge direction, kept only when it follows the image's edges better
-    than the HBB (its confidence has no colour term)."""
+def inscribed_box(segmentation: Segmentation, axis: float, check: bool, reason: str,
+                  min_edge_ratio: float = 1.0) -> BoxResult:
+    """The rectangle at ``axis`` inscribed in a tight HBB (its sides are then fixed by the angle),
+    kept when it follows the image's edges at least ``min_edge_ratio`` times as well as the HBB;
+    otherwise a fallback with ``reason``. Its confidence has no colour term."""
     window = segmentation.window
-    axis = prefer_axis if prefer_axis is not None else \
-        segmentation.edge if segmentation.coherence >= MIN_COHERENCE else None
-    if axis is None:
-        return BoxResult(None, window, reason=REASON_NO_MASK)
     x1, y1, x2, y2 = segmentation.xyxy
     long_side, short_side = rough_sides(x2 - x1, y2 - y1, axis)
     c, s = math.cos(axis), math.sin(axis)
@@ -285,15 +282,30 @@ def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[fl
     rough = np.array([centre - along - across, centre + along - across, centre + along + across,
                       centre - along + across])
     rect = fit_rectangle(rough, axis, segmentation.centre, segmentation.scaled, 0.0, 0.0, TIGHT_HBB_WEIGHT)
-    if rect is None:
-        return BoxResult(None, window, reason=REASON_NO_MASK)
+    if rect is None or window is None:
+        return BoxResult(None, window, reason=reason)
     edges = edge_support(window, segmentation.gradient, rect)
     hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
-    if check and not edges > hbb_edges:
-        return BoxResult(None, window, reason=REASON_NO_MASK, edges=edges, hbb_edges=hbb_edges)
+    if check and not edges >= min_edge_ratio * hbb_edges:
+        return BoxResult(None, window, reason=reason, edges=edges, hbb_edges=hbb_edges)
     edge_margin = edges / hbb_edges - 1.0 if hbb_edges > 0 else 1.0
     return BoxResult(rect, window, confidence=0.5 * confidence_from_margin(edge_margin / CONFIDENCE_SCALE),
                      edges=edges, hbb_edges=hbb_edges)
+
+
+def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[float], check: bool) -> BoxResult:
+    """A tight HBB with no usable mask: the rectangle inscribed at the neighbours' orientation or,
+    failing that, at a clear edge direction, kept only when it follows the image's edges better
+    than the HBB."""
+    axis = prefer_axis if prefer_axis is not None else \
+        segmentation.edge if segmentation.coherence >= MIN_COHERENCE else None
+    if axis is None or segmentation.window is None:
+        return BoxResult(None, segmentation.window, reason=REASON_NO_MASK)
+    result = inscribed_box(segmentation, axis, check, REASON_NO_MASK)
+    if check and result.corners is not None and not result.edges > result.hbb_edges:
+        return BoxResult(None, segmentation.window, reason=REASON_NO_MASK, edges=result.edges,
+                         hbb_edges=result.hbb_edges)
+    return result
 
 
 def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, prefer_axis: Optional[float] = None,

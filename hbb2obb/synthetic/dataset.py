@@ -287,10 +287,24 @@ def _simulate_predictions(rng, frame_truth: dict, hbb: np.ndarray, aligned: np.n
     return lines, dropped, turned, widened, extras
 
 
+def tight_hbb(corners: np.ndarray) -> np.ndarray:
+    """``xc yc w h`` of the axis-aligned bounds of each OBB, as a set boxed from OBBs has them.
+
+    The GT corners are whole pixels, so every side lies on a whole pixel (as in DOTA-HBB).
+
+    Examples
+    --------
+    >>> tight_hbb(np.array([[[2, 0], [6, 2], [5, 4], [1, 2]]], float)).tolist()
+    [[3.5, 2.0, 5.0, 4.0]]
+    """
+    lo, hi = corners.min(axis=1), corners.max(axis=1)
+    return np.concatenate([(lo + hi) / 2, hi - lo], 1) + 0.0
+
+
 def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, height: int = 1080,
                    boxes_per_frame: tuple[int, int] = (20, 40), classes: Optional[Mapping[int, float]] = None,
                    aligned_fraction: float = 0.18, pred_decimals: int = 0,
-                   errors: Optional[ErrorRates] = None) -> SyntheticFrame:
+                   errors: Optional[ErrorRates] = None, tight: bool = False) -> SyntheticFrame:
     """Simulate one frame in memory: vehicles on roads, their HBB prompts and a converter's output.
 
     Parameters
@@ -299,7 +313,7 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
         Frame name (file stem).
     seed, index : int
         Dataset seed and frame index; the frame's random streams derive from both only.
-    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors
+    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors, tight
         As for :func:`generate_dataset` (``boxes_per_frame`` a range; a crowded frame holds fewer).
     classes : mapping of int to float, optional
         Class id to relative frequency; defaults to :data:`CLASS_WEIGHTS`.
@@ -346,7 +360,9 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
     corners = np.clip(np.round(corners), 0, [width - 1, height - 1]) + 0.0
     gt = Boxes(corners=corners, class_id=truth["class_id"])
     hbb = _hbb_from_gt(label_rng, corners, truth["heading"], truth["breadth"], truth["class_id"], width, height,
-                       scale)
+                       scale)  # drawn in either case, so that a tight set has the same vehicles and images
+    if tight:
+        hbb = tight_hbb(corners)
     lines, dropped, turned, widened, extras = _simulate_predictions(
         pred_rng, truth, hbb, truth["heading"] % 90.0 == 0.0, ids, weights, errors, width, height, scale)
     pred_corners = np.round(np.array([q for q, _ in lines]).reshape(-1, 4, 2), pred_decimals) + 0.0
@@ -406,7 +422,7 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
                      height: int = 1080, seed: int = 0, images: bool = True,
                      classes: Union[None, Sequence[int], Mapping[int, float]] = None, image_format: str = "jpg",
                      pred_decimals: int = 0, aligned_fraction: float = 0.18,
-                     errors: Optional[ErrorRates] = None) -> DatasetInfo:
+                     errors: Optional[ErrorRates] = None, tight: bool = False) -> DatasetInfo:
     """Write a synthetic dataset with known converter errors to ``out_dir``.
 
     Parameters
@@ -435,6 +451,10 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
         Share of vehicles labelled with an exactly axis-aligned box.
     errors : ErrorRates, optional
         Simulated converter errors; ``ErrorRates.none()`` makes predictions equal to the truth.
+    tight : bool
+        Write tight HBBs, the exact bounds of each GT OBB on whole pixels (a DOTA-HBB-like set),
+        instead of detector-like boxes around the rounded bodies; the vehicles and images are
+        the same either way.
 
     Returns
     -------
@@ -473,7 +493,7 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
     for index, name in enumerate(names):
         frame = simulate_frame(name, seed, index, width=width, height=height, boxes_per_frame=(lo, hi),
                                classes=weights, aligned_fraction=aligned_fraction,
-                               pred_decimals=pred_decimals, errors=errors)
+                               pred_decimals=pred_decimals, errors=errors, tight=tight)
         frames.append(frame)
         _write_lines(gt_dir / f"{name}.txt", _obb_lines(frame.gt, 0))
         _write_lines(hbb_dir / f"{name}.txt", [f"{c} " + " ".join(f"{v:.1f}" for v in row)
@@ -513,11 +533,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--no-images", dest="images", action="store_false", help="write labels only")
     parser.add_argument("--image-format", choices=("jpg", "png"), default="jpg")
     parser.add_argument("--pred-decimals", type=int, choices=(0, 1), default=0)
+    parser.add_argument("--tight", action="store_true",
+                        help="tight HBBs: the bounds of each GT OBB on whole pixels, as DOTA-HBB has them")
     args = parser.parse_args(argv)
     try:
         info = generate_dataset(args.out_dir, n_frames=args.frames, boxes_per_frame=tuple(args.boxes),
                                 width=args.width, height=args.height, seed=args.seed, images=args.images,
-                                image_format=args.image_format, pred_decimals=args.pred_decimals)
+                                image_format=args.image_format, pred_decimals=args.pred_decimals, tight=args.tight)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

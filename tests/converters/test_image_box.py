@@ -17,6 +17,7 @@ from hbb2obb.converters.image_box import (
     candidate_axes,
     fit_box,
     hbb_corners,
+    inscribed_box,
     segment_box,
 )
 from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, region_contrast
@@ -159,3 +160,19 @@ def test_neighbours_decide_a_box_whose_pixels_leave_the_diagonal_open():
     without = convert_boxes(image, hbbs, tightness="tight", scene=False)
     score = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (with_scene, without)]
     assert score[0] >= score[1] - 1e-9  # neighbours never make a clean row worse
+
+
+def test_the_rectangle_inscribed_in_a_tight_hbb_is_fixed_by_its_angle():
+    truth = rectangle((60.0, 40.0), 50.0, 20.0, 17.0)
+    frame = Image.new("RGB", (120, 80), (90, 90, 90))
+    ImageDraw.Draw(frame).polygon([tuple(p) for p in truth], fill=(220, 220, 220))
+    xyxy = np.r_[truth.min(0), truth.max(0)]
+    segmentation = segment_box(frame, xyxy, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
+    result = inscribed_box(segmentation, math.radians(17.0), True, "why")
+    assert result.corners is not None and iou(result.corners, truth) > 0.97
+    assert iou(hbb_corners(xyxy), truth) < 0.7
+    assert result.edges > result.hbb_edges and 0 < result.confidence <= 0.5  # no colour term
+    # the mirror-image angle inscribes a rectangle across the object's edges: refused with the reason given
+    mirrored = inscribed_box(segmentation, math.radians(-17.0), True, "why", min_edge_ratio=1.0)
+    assert mirrored.corners is None and mirrored.reason == "why"
+    assert inscribed_box(segmentation, math.radians(-17.0), False, "why").corners is not None  # unchecked

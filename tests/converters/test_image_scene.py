@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hbb2obb.converters.image_box import REASON_NO_MASK, BoxResult, Candidate, Segmentation
-from hbb2obb.converters.image_scene import classes_less_supported, estimate_tightness, neighbour_axes
+from hbb2obb.converters.image_scene import classes_less_supported, estimate_tightness, neighbour_axes, row_axes
 
 
 def test_tightness_is_read_from_whole_pixel_sides():
@@ -48,12 +48,47 @@ def result(edges, hbb_edges, converted=True):
 
 def test_a_class_whose_fits_follow_edges_less_than_its_hbbs_is_marked():
     results = [result(0.8, 1.0), result(0.9, 1.0), result(1.2, 1.0), result(0.5, 1.0, converted=False),
-               result(2.0, 1.0), result(1.5, 1.0), result(0.1, 1.0)]
+               result(2.0, 1.0), result(1.5, 1.0), result(0.4, 1.0)]
     classes = [7, 7, 7, 7, 3, 3, 3]
     marked = classes_less_supported(results, classes)
-    # class 7: median of 0.8, 0.9, 1.2, 0.5 is 0.85 < 1: its converted boxes are marked, the fallback is not
+    # class 7: geometric mean of 0.8, 0.9, 1.2, 0.5 is 0.82 < 1: its converted boxes are marked, the
+    # fallback is not; class 3: 2.0, 1.5, 0.4 give 1.06 (a median would be 1.5, a plain mean 1.3)
     assert marked.tolist() == [True, True, True, False, False, False, False]
+    wrong_way = classes_less_supported([result(2.0, 1.0), result(1.5, 1.0), result(0.3, 1.0)], [3, 3, 3])
+    assert wrong_way.all()  # geometric mean 0.97: the one box far below outweighs
     few = classes_less_supported([result(0.1, 1.0), result(0.1, 1.0)], [0, 0])
     assert not few.any()  # too few boxes to judge a class
     nothing = classes_less_supported([BoxResult(None), BoxResult(None), BoxResult(None)], [0, 0, 0])
     assert not nothing.any()
+
+
+def test_fits_that_are_their_hbbs_do_not_vote_in_the_class_check():
+    # a frame of cars, most of them axis-aligned (fit == HBB, ratio 1) and a few diagonal ones
+    # that follow the edges better: a median over all would sit at one, a coin toss on ties
+    tied = [result(1.0, 1.0)] * 6 + [result(1.004, 1.0), result(0.9, 1.0), result(1.4, 1.0), result(1.3, 1.0)]
+    assert not classes_less_supported(tied, [0] * len(tied)).any()
+    # with only two boxes that differ from their HBBs there is no class-level judgement at all
+    assert not classes_less_supported([result(1.0, 1.0)] * 5 + [result(0.5, 1.0)] * 2, [0] * 7).any()
+
+
+def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
+    def rect(cx, cy, degrees, long=20.0, short=8.0):
+        t = math.radians(degrees)
+        along, across = np.array([math.cos(t), math.sin(t)]) * long / 2, np.array([-math.sin(t), math.cos(t)]) * short / 2
+        centre = np.array([cx, cy])
+        return np.array([centre - along - across, centre + along - across, centre + along + across,
+                         centre - along + across])
+
+    # an apron: boxes parked at 15 degrees and across it at 105; one fallback among them, wide
+    # and tall, one far away and one where the neighbours point every way
+    done = [rect(30.0 * k, 0.0, 15 if k % 2 else 105) for k in range(4)]
+    xyxy = [np.r_[c.min(0), c.max(0)] for c in done] + [[115, -5, 135, 5], [115, -10, 125, 10], [900, 0, 920, 10]]
+    results = [BoxResult(c) for c in done] + [BoxResult(None)] * 3
+    axes = row_axes(xyxy, results, [False] * 4 + [True] * 3)
+    assert axes[:4] == [None] * 4
+    assert math.degrees(axes[4]) == pytest.approx(15.0, abs=1e-6)  # wider than tall: the long side lies flat
+    assert math.degrees(axes[5]) == pytest.approx(105.0, abs=1e-6)  # taller than wide: turned by 90
+    assert axes[6] is None  # nothing converted within reach
+    scattered = [BoxResult(rect(30.0 * k, 0.0, 20 * k)) for k in range(4)] + [BoxResult(None)]
+    assert row_axes(xyxy[:4] + [xyxy[4]], scattered, [False] * 4 + [True])[4] is None
+    assert row_axes(np.zeros((0, 4)), [], []) == []

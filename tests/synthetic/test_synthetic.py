@@ -202,3 +202,21 @@ def test_cli_writes_dataset(tmp_path, capsys):
     assert sorted(p.name for p in (out / "labels_obb_gt").iterdir()) == ["frame_0000.txt", "frame_0001.txt"]
     assert not (out / "images").exists()
     assert "wrote 2 frames" in capsys.readouterr().out
+
+
+def test_tight_hbbs_are_the_whole_pixel_bounds_of_the_same_vehicles(tmp_path):
+    loose = generate_dataset(tmp_path / "loose", n_frames=2, seed=5, images=False)
+    tight = generate_dataset(tmp_path / "tight", n_frames=2, seed=5, images=False, tight=True)
+    for name in tight.frame_names:
+        gt = (tight.gt_dir / f"{name}.txt").read_bytes()
+        assert gt == (loose.gt_dir / f"{name}.txt").read_bytes()  # same vehicles, only the prompts differ
+        corners = np.array([row[1:] for row in _rows(tight.gt_dir / f"{name}.txt")]).reshape(-1, 4, 2)
+        hbb = np.array([row[1:] for row in _rows(tight.hbb_dir / f"{name}.txt")])
+        lo, hi = hbb[:, :2] - hbb[:, 2:] / 2, hbb[:, :2] + hbb[:, 2:] / 2
+        np.testing.assert_allclose(lo, corners.min(axis=1), atol=1e-9)
+        np.testing.assert_allclose(hi, corners.max(axis=1), atol=1e-9)
+        assert np.all(lo == np.round(lo)) and np.all(hi == np.round(hi))  # what `tightness auto` reads as tight
+    assert (tight.hbb_dir / "frame_0000.txt").read_bytes() != (loose.hbb_dir / "frame_0000.txt").read_bytes()
+    assert main([str(tmp_path / "cli"), "--frames", "1", "--seed", "5", "--no-images", "--tight"]) == 0
+    assert (tmp_path / "cli" / "labels_hbb" / "frame_0000.txt").read_bytes() == \
+        (tight.hbb_dir / "frame_0000.txt").read_bytes()
