@@ -309,21 +309,22 @@ def edge_support(window: Window, gradient: tuple[np.ndarray, np.ndarray], rect: 
     """
     gy, gx = gradient
     height, width = gx.shape
-    total, count = 0.0, 0
-    for start, end in zip(rect, np.roll(rect, -1, axis=0)):
-        side = end - start
-        length_px = math.hypot(side[0] * window.sx, side[1] * window.sy)
-        steps = max(2, int(length_px))
-        t = np.linspace(trim, 1.0 - trim, steps)
-        points = start + t[:, None] * side
-        cols = np.floor((points[:, 0] - window.x0) * window.sx).astype(int)
-        rows = np.floor((points[:, 1] - window.y0) * window.sy).astype(int)
-        ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
-        if not ok.any():
-            continue
-        normal = np.array([-side[1] * window.sy, side[0] * window.sx])  # in working pixels
-        normal /= max(np.hypot(*normal), 1e-12)
-        across = gx[rows[ok], cols[ok]] * normal[0] + gy[rows[ok], cols[ok]] * normal[1]
-        total += float(np.abs(across).sum())
-        count += int(ok.sum())
-    return total / count if count else 0.0
+    rect = np.asarray(rect, dtype=np.float64)
+    sides = np.roll(rect, -1, axis=0) - rect  # side k runs from corner k to corner k + 1
+    scale = np.array([window.sx, window.sy])
+    steps = np.maximum(2, np.hypot(*(sides * scale).T).astype(int))  # about one sample per working pixel
+    side_of = np.repeat(np.arange(4), steps)
+    # the j-th of n samples of a side sits at trim + j (1 - 2 trim) / (n - 1) along it (np.linspace)
+    offset = np.arange(len(side_of)) - np.repeat(np.cumsum(steps) - steps, steps)
+    t = trim + offset * ((1.0 - 2.0 * trim) / (steps - 1))[side_of]
+    points = rect[side_of] + t[:, None] * sides[side_of]
+    cols = np.floor((points[:, 0] - window.x0) * window.sx).astype(int)
+    rows = np.floor((points[:, 1] - window.y0) * window.sy).astype(int)
+    ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
+    if not ok.any():
+        return 0.0
+    normals = np.stack([-sides[:, 1] * window.sy, sides[:, 0] * window.sx], axis=1)  # in working pixels
+    normals /= np.maximum(np.hypot(*normals.T), 1e-12)[:, None]
+    normal = normals[side_of[ok]]
+    across = gx[rows[ok], cols[ok]] * normal[:, 0] + gy[rows[ok], cols[ok]] * normal[:, 1]
+    return float(np.abs(across).sum() / ok.sum())

@@ -175,13 +175,15 @@ def label_components(mask: np.ndarray, connectivity: int = 8) -> tuple[np.ndarra
     return labels, len(unique_roots)
 
 
-def _squared_distances(samples: np.ndarray, centres: np.ndarray, sample_norms: np.ndarray) -> np.ndarray:
-    """``(n, k)`` squared Euclidean distances by one matrix product (``sample_norms``: squared norms)."""
-    # One (n, k) array, updated in place: fresh temporaries of that size cost more than the sums.
-    distances = 2.0 * samples @ centres.T
-    np.subtract(sample_norms[:, None], distances, out=distances)
-    distances += (centres**2).sum(1)[None, :]
-    return distances
+def _nearest(samples: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Index of the nearest centre of every sample, by one matrix product.
+
+    ``|x - c|^2 = |x|^2 - 2 x.c + |c|^2`` and ``|x|^2`` is the same for every centre, so the
+    nearest centre is the one with the least ``|c|^2 - 2 x.c``: no sample norms needed.
+    """
+    scores = samples @ (-2.0 * centres.T)
+    scores += (centres * centres).sum(1)[None, :]
+    return scores.argmin(1)
 
 
 def kmeans(samples: np.ndarray, k: int, iterations: int = 8, fit_every: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -215,15 +217,14 @@ def kmeans(samples: np.ndarray, k: int, iterations: int = 8, fit_every: int = 1)
         raise ValueError(f"samples must have shape (n, d), got {samples.shape}")
     if len(samples) == 0:
         return np.zeros((0, samples.shape[1])), np.zeros(0, dtype=np.int64)
-    fit = samples[::max(1, int(fit_every))]
-    fit_norms = (fit**2).sum(1)
+    fit = np.ascontiguousarray(samples[::max(1, int(fit_every))])  # a strided view is copied by every product
     n = len(fit)
     order = np.argsort(fit.sum(axis=1), kind="stable")
     starts = fit[order[((np.arange(k) + 0.5) / k * n).astype(int)]]
     starts = starts[np.lexsort(starts.T[::-1])]  # np.unique(axis=0): sorted rows, repeats dropped
     centres = starts[np.concatenate([[True], (starts[1:] != starts[:-1]).any(axis=1)])]
     for _ in range(iterations):
-        assignment = _squared_distances(fit, centres, fit_norms).argmin(1)
+        assignment = _nearest(fit, centres)
         counts = np.bincount(assignment, minlength=len(centres))
         sums = np.stack([np.bincount(assignment, weights=fit[:, d], minlength=len(centres))
                          for d in range(fit.shape[1])], 1)
@@ -232,7 +233,7 @@ def kmeans(samples: np.ndarray, k: int, iterations: int = 8, fit_every: int = 1)
         if used.all() and np.abs(moved - centres).max() < 1e-6:
             break
         centres = moved
-    return centres, _squared_distances(samples, centres, (samples**2).sum(1)).argmin(1)
+    return centres, _nearest(samples, centres)
 
 
 def neighbour_sum(values: np.ndarray) -> np.ndarray:
@@ -314,20 +315,24 @@ def foreground_log_odds(assignment: np.ndarray, prior: np.ndarray, *, rounds: in
     k = int(flat.max()) + 1 if flat.size else 1
     q = _sigmoid(prior)
     evidence = np.zeros_like(prior)
+    half_coupling = np.float32(0.5 * coupling)
     for _ in range(rounds + 1):
         fg = np.bincount(flat, weights=q.reshape(-1), minlength=k) + pseudo_count
         bg = np.bincount(flat, weights=1.0 - q.reshape(-1), minlength=k) + pseudo_count
         cluster_evidence = (np.log(fg / fg.sum()) - np.log(bg / bg.sum())).astype(np.float32)
         evidence = cluster_evidence[assignment]
-        unary = evidence + prior
-        q = _sigmoid(unary)
+        # The mean-field steps need only the spins 2 q - 1 = tanh(x / 2) of the log-odds x, so
+        # they run on half log-odds: one tanh per step, no sigmoid and no spin conversion.
+        half_unary = evidence + prior
+        half_unary *= np.float32(0.5)
+        spins = np.tanh(half_unary)
         for _ in range(smoothing_steps):
-            spins = np.multiply(q, 2.0, out=q)  # q is recomputed below: reuse its memory
-            spins -= 1.0
             field = neighbour_sum(spins)
-            field *= np.float32(coupling)
-            field += unary
-            q = _sigmoid(field, out=field)
+            field *= half_coupling
+            field += half_unary
+            spins = np.tanh(field, out=field)
+        q = np.multiply(spins, 0.5, out=spins)
+        q += 0.5
     q = np.clip(q.astype(np.float64), 1e-9, 1.0 - 1e-9)
     return np.log(q) - np.log1p(-q), evidence.astype(np.float64)
 
