@@ -206,12 +206,14 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
                     - 0.5 * ((ys - centre[1]) / (0.35 * height))[:, None] ** 2)
     channels = window.pixels  # whole numbers (a resampled 8-bit crop): any order of sums is exact
     gray = (channels[..., 0] + channels[..., 1] + channels[..., 2]) / 3.0
-    segmentation.gradient = np.gradient(gray)  # for the edge support of the fitted box and the HBB
+    colour_gradient = np.gradient(channels, axis=(0, 1))  # one pass for the edge direction and the grey
+    # the grey gradient is the channels' mean (np.gradient is linear): for the hint and the edge supports
+    segmentation.gradient = tuple(g.sum(axis=2) / 3.0 for g in colour_gradient)
     hint = dominant_axis(gray, spread, segmentation.gradient)
     pixels = window.pixels.reshape(-1, 3)
     _, clusters = kmeans(pixels, CLUSTERS, iterations=6, fit_every=max(1, len(pixels) // KMEANS_SAMPLES))
     clusters = clusters.reshape(window.pixels.shape[:2])
-    segmentation.edge, segmentation.coherence = edge_axis(channels, spread)
+    segmentation.edge, segmentation.coherence = edge_axis(channels, spread, colour_gradient)
     for axis in candidate_axes(width, height, hint, segmentation.edge, segmentation.coherence):
         long_side, short_side = rough_sides(width, height, axis)
         prior = _rectangle_prior(window, centre, axis, long_side, short_side, in_box)

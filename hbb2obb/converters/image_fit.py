@@ -98,11 +98,12 @@ def dominant_axis(gray: np.ndarray, weight: np.ndarray, gradient: Optional[tuple
     return math.atan2(imag, real) / 4.0
 
 
-def edge_axis(gray: np.ndarray, weight: np.ndarray) -> tuple[float, float]:
+def edge_axis(gray: np.ndarray, weight: np.ndarray, gradient: Optional[tuple] = None) -> tuple[float, float]:
     """Direction (radians, in [-pi/2, pi/2)) along which the edges run, and how clearly (0 to 1).
 
     ``gray`` is ``(h, w)`` or ``(h, w, channels)``; the channels' structure tensors add up, so
-    an object that differs from its background in colour only still has edges.
+    an object that differs from its background in colour only still has edges. ``gradient`` is
+    ``np.gradient(gray, axis=(0, 1))`` when the caller has it already.
 
     The structure tensor's dominant gradient direction turned by 90 degrees: unlike
     :func:`dominant_axis` it is defined modulo 180 degrees, so it tells the two diagonals of a
@@ -119,12 +120,12 @@ def edge_axis(gray: np.ndarray, weight: np.ndarray) -> tuple[float, float]:
     (-1.3, True)
     """
     values = np.asarray(gray, dtype=np.float64)
-    jxx = jyy = jxy = 0.0
-    for channel in (values[..., k] for k in range(values.shape[2])) if values.ndim == 3 else (values,):
-        gy, gx = np.gradient(channel)
-        jxx += float((gx * gx * weight).sum())
-        jyy += float((gy * gy * weight).sum())
-        jxy += float((gx * gy * weight).sum())
+    gy, gx = np.gradient(values, axis=(0, 1)) if gradient is None else gradient
+    if gx.ndim == 3:  # the channels' tensors add up: weight each pixel's sum over channels
+        xx, yy, xy = (np.einsum("ijk,ijk->ij", a, b) for a, b in ((gx, gx), (gy, gy), (gx, gy)))
+    else:
+        xx, yy, xy = gx * gx, gy * gy, gx * gy
+    jxx, jyy, jxy = (float((term * weight).sum()) for term in (xx, yy, xy))
     total = jxx + jyy
     if total <= 0:
         return 0.0, 0.0
