@@ -307,7 +307,8 @@ class ImageConverter(Converter):
         Morphological opening of the mask with a square kernel of this fraction of the mask's
         smaller side; negative closes instead; 0 is off.
     imgsz : int
-        Long side, in pixels, of the window each box is resampled to.
+        Long side, in pixels, of the window each box is resampled to (a small box's window is
+        smaller: at most two working pixels per image pixel).
     corner_radius : float
         Corner rounding of the vehicles as a fraction of their breadth: how far inside the
         rectangle's corners an HBB that hugs the vehicle sits (loose HBBs only).

@@ -14,6 +14,14 @@ from typing import Optional
 import numpy as np
 
 
+#: Most working pixels per image pixel. Bilinear resampling finer than this adds no detail, only
+#: cost (a 15-pixel car in a 96-pixel window is 6 working pixels per image pixel); two keep the
+#: sides to half a pixel. On synthetic tight frames of small vehicles (--tight --width 1280 and
+#: 960) caps of 2, 3 and none scored 0.884, 0.882 and 0.882 at 0.69, 0.75 and 0.98 s CPU per
+#: 100 boxes; the tuned DOTA frames' larger objects are not affected (ships 0.740 against 0.739).
+MAX_UPSAMPLING = 2.0
+
+
 @dataclass(frozen=True)
 class Window:
     """A resampled crop: working pixel ``(row, col)`` covers image ``[x0 + col/sx, x0 + (col+1)/sx)``.
@@ -58,7 +66,7 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     """Resample the part of ``image`` (a PIL image) around ``xyxy``, grown by ``margin``, to ``imgsz``.
 
     The crop is clipped to the frame; the longer side of what remains becomes ``imgsz`` working
-    pixels (bilinear). ``None`` when nothing of it lies in the frame.
+    pixels (bilinear), or fewer for a small crop: at most ``MAX_UPSAMPLING`` per image pixel. ``None`` when nothing of it lies in the frame.
     """
     from PIL import Image
 
@@ -68,7 +76,7 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     wx2, wy2 = min(float(width), x2 + margin), min(float(height), y2 + margin)
     if wx2 - wx1 < 1.0 or wy2 - wy1 < 1.0:
         return None
-    scale = imgsz / max(wx2 - wx1, wy2 - wy1)
+    scale = min(imgsz / max(wx2 - wx1, wy2 - wy1), MAX_UPSAMPLING)
     size = (max(4, round((wx2 - wx1) * scale)), max(4, round((wy2 - wy1) * scale)))
     crop = image.resize(size, Image.BILINEAR, box=(wx1, wy1, wx2, wy2))
     pixels = np.asarray(crop, dtype=np.float64)

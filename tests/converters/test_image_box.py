@@ -176,3 +176,13 @@ def test_the_rectangle_inscribed_in_a_tight_hbb_is_fixed_by_its_angle():
     mirrored = inscribed_box(segmentation, math.radians(-17.0), True, "why", min_edge_ratio=1.0)
     assert mirrored.corners is None and mirrored.reason == "why"
     assert inscribed_box(segmentation, math.radians(-17.0), False, "why").corners is not None  # unchecked
+
+
+def test_small_boxes_are_not_resampled_finer_than_two_working_pixels_per_pixel():
+    from hbb2obb.converters.image_fit import MAX_UPSAMPLING, crop_window
+
+    frame = Image.new("RGB", (200, 200), (90, 90, 90))
+    small = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 96)
+    assert small.sx == pytest.approx(MAX_UPSAMPLING) and small.pixels.shape[:2] == (28, 48)
+    large = crop_window(frame, (20.0, 20.0, 180.0, 100.0), 2.0, 96)  # downsampled: the long side is imgsz
+    assert large.pixels.shape[1] == 96 and large.sx < 1
