@@ -29,8 +29,11 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    wins both, the HBB is kept. The margin gives the box's confidence in [0, 1].
 
 Per frame (:mod:`hbb2obb.converters.image_scene`): ``auto`` tightness is read from the HBBs;
-boxes whose own pixels left the diagonal open take their neighbours' orientation; and a class
-whose fitted boxes as a whole follow the edges less than their HBBs keeps its HBBs.
+boxes whose own pixels left the diagonal open take their neighbours' orientation; a class
+whose fitted boxes as a whole follow the edges less than their HBBs keeps its HBBs; and in a
+tight frame a box whose own fit was refused, standing among converted boxes whose axes agree
+(modulo 90 degrees: an apron, a parking lot), gets the rectangle inscribed in its HBB at their
+axis (a helicopter, whose rotor blades point every way, beside its apron's planes).
 
 A box written as its HBB is counted as a fallback, with its reason. The parameters, the
 alternatives that were measured and the numbers are in the README's converter section.
@@ -117,7 +120,8 @@ def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
     if tightness not in ("tight", "loose"):
         raise UsageError(f"convert_box needs tightness 'tight' or 'loose', got {tightness!r}")
     segmentation = segment_box(image, xyxy, scale_factor=scale_factor,
-                               opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz)
+                               opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz,
+                               tight=tightness == "tight")
     return fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, keep_masks=keep_masks)
 
 
@@ -171,10 +175,10 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
     if image.mode != "RGB":  # converting an RGB image would copy the whole frame
         image = image.convert("RGB")
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
-    segmentations = [segment_box(image, box, scale_factor=scale_factor,
-                                 opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz) for box in xyxy]
     if tightness == "auto":
         tightness = estimate_tightness(xyxy)
+    segmentations = [segment_box(image, box, scale_factor=scale_factor, opening_kernel_percentage=opening_kernel_percentage,
+                                 imgsz=imgsz, tight=tightness == "tight") for box in xyxy]
     preferred = neighbour_axes(segmentations) if scene else [None] * len(segmentations)
     results = [fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, prefer_axis=prefer,
                        check=check, keep_masks=keep_masks) for segmentation, prefer in zip(segmentations, preferred)]
