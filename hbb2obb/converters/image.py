@@ -312,7 +312,7 @@ class ImageConverter(Converter):
         smaller side; negative closes instead; 0 is off.
     imgsz : int
         Long side, in pixels, of the window each box is resampled to (a small box's window is
-        smaller: at most two working pixels per image pixel).
+        smaller: it is not resampled finer than the image, down to a long side of 48 pixels).
     corner_radius : float
         Corner rounding of the vehicles as a fraction of their breadth: how far inside the
         rectangle's corners an HBB that hugs the vehicle sits (loose HBBs only).

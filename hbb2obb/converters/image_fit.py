@@ -14,12 +14,16 @@ from typing import Optional
 import numpy as np
 
 
-#: Most working pixels per image pixel. Bilinear resampling finer than this adds no detail, only
-#: cost (a 15-pixel car in a 96-pixel window is 6 working pixels per image pixel); two keep the
-#: sides to half a pixel. On synthetic tight frames of small vehicles (--tight --width 1280 and
-#: 960) caps of 2, 3 and none scored 0.884, 0.882 and 0.882 at 0.69, 0.75 and 0.98 s CPU per
-#: 100 boxes; the tuned DOTA frames' larger objects are not affected (ships 0.740 against 0.739).
-MAX_UPSAMPLING = 2.0
+#: Working pixels per image pixel at most, unless the window's long side would then be shorter
+#: than ``MIN_WINDOW`` working pixels. Bilinear resampling finer than the image adds no detail,
+#: only cost (a 45-pixel ship was resampled to 96, a 15-pixel car to 6 working pixels per
+#: pixel), while the pixel-scale steps (the 3x3 mean field, a kernel of at least 3) need some
+#: pixels. Measured (tuned DOTA frames ships/planes/helicopters; synthetic tight frames; Songdo
+#: 00164): always to ``imgsz`` 0.740/0.872/0.850, 0.884, 0.838; at most 2 per pixel 0.746/
+#: 0.874/0.860, 0.890, 0.838; at most 1 and at least 48 px 0.756/0.876/0.860, 0.889, 0.838
+#: (the last two with the tight mean field), at about two thirds of the cost per box.
+MAX_UPSAMPLING = 1.0
+MIN_WINDOW = 48.0
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,8 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     """Resample the part of ``image`` (a PIL image) around ``xyxy``, grown by ``margin``, to ``imgsz``.
 
     The crop is clipped to the frame; the longer side of what remains becomes ``imgsz`` working
-    pixels (bilinear), or fewer for a small crop: at most ``MAX_UPSAMPLING`` per image pixel. ``None`` when nothing of it lies in the frame.
+    pixels (bilinear), or fewer for a small crop: at most ``MAX_UPSAMPLING`` per image pixel, but
+    never fewer than ``MIN_WINDOW`` (when ``imgsz`` allows). ``None`` when nothing of it lies in the frame.
     """
     from PIL import Image
 
@@ -76,7 +81,8 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     wx2, wy2 = min(float(width), x2 + margin), min(float(height), y2 + margin)
     if wx2 - wx1 < 1.0 or wy2 - wy1 < 1.0:
         return None
-    scale = min(imgsz / max(wx2 - wx1, wy2 - wy1), MAX_UPSAMPLING)
+    longest = max(wx2 - wx1, wy2 - wy1)
+    scale = min(imgsz / longest, max(MAX_UPSAMPLING, MIN_WINDOW / longest))
     size = (max(4, round((wx2 - wx1) * scale)), max(4, round((wy2 - wy1) * scale)))
     crop = image.resize(size, Image.BILINEAR, box=(wx1, wy1, wx2, wy2))
     pixels = np.asarray(crop, dtype=np.float64)

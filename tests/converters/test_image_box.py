@@ -178,11 +178,14 @@ def test_the_rectangle_inscribed_in_a_tight_hbb_is_fixed_by_its_angle():
     assert inscribed_box(segmentation, math.radians(-17.0), False, "why").corners is not None  # unchecked
 
 
-def test_small_boxes_are_not_resampled_finer_than_two_working_pixels_per_pixel():
-    from hbb2obb.converters.image_fit import MAX_UPSAMPLING, crop_window
+def test_small_boxes_are_not_resampled_finer_than_the_image_down_to_a_least_window():
+    from hbb2obb.converters.image_fit import MIN_WINDOW, crop_window
 
     frame = Image.new("RGB", (200, 200), (90, 90, 90))
-    small = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 96)
-    assert small.sx == pytest.approx(MAX_UPSAMPLING) and small.pixels.shape[:2] == (28, 48)
+    middle = crop_window(frame, (40.0, 40.0, 100.0, 70.0), 2.0, 96)  # 64 x 34 px: kept at the image's pixels
+    assert middle.sx == pytest.approx(1.0) and middle.pixels.shape[:2] == (34, 64)
+    small = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 96)  # 24 x 14 px: up to the least window
+    assert small.pixels.shape[1] == MIN_WINDOW and small.sx == pytest.approx(MIN_WINDOW / 24)
     large = crop_window(frame, (20.0, 20.0, 180.0, 100.0), 2.0, 96)  # downsampled: the long side is imgsz
     assert large.pixels.shape[1] == 96 and large.sx < 1
+    assert crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 32).pixels.shape[1] == 32  # imgsz caps it all
