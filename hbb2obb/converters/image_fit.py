@@ -16,12 +16,13 @@ import numpy as np
 
 #: Working pixels per image pixel at most, unless the window's long side would then be shorter
 #: than ``MIN_WINDOW`` working pixels. Bilinear resampling finer than the image adds no detail,
-#: only cost (a 45-pixel ship was resampled to 96, a 15-pixel car to 6 working pixels per
+#: only cost (a 45-pixel ship's window was resampled to 96, a 15-pixel car's to about 5 per
 #: pixel), while the pixel-scale steps (the 3x3 mean field, a kernel of at least 3) need some
-#: pixels. Measured (tuned DOTA frames ships/planes/helicopters; synthetic tight frames; Songdo
-#: 00164): always to ``imgsz`` 0.740/0.872/0.850, 0.884, 0.838; at most 2 per pixel 0.746/
-#: 0.874/0.860, 0.890, 0.838; at most 1 and at least 48 px 0.756/0.876/0.860, 0.889, 0.838
-#: (the last two with the tight mean field), at about two thirds of the cost per box.
+#: pixels. Measured (ships of the tuned DOTA frames; synthetic tight frames): at most 2 per pixel
+#: against no limit 0.740 (0.739), 0.884 (0.882); then, with the tight mean field, at most 1 and at
+#: least 48 px against at most 2: ships 0.756 (0.746), planes 0.876 (0.874), helicopters 0.860
+#: (0.860), synthetic 0.889 (0.890), at about two thirds of the cost per small box; Songdo 00164
+#: 0.838 throughout (its cars are downsampled).
 MAX_UPSAMPLING = 1.0
 MIN_WINDOW = 48.0
 
