@@ -189,3 +189,22 @@ def test_small_boxes_are_not_resampled_finer_than_the_image_down_to_a_least_wind
     large = crop_window(frame, (20.0, 20.0, 180.0, 100.0), 2.0, 96)  # downsampled: the long side is imgsz
     assert large.pixels.shape[1] == 96 and large.sx < 1
     assert crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 32).pixels.shape[1] == 32  # imgsz caps it all
+
+
+def test_a_refused_fit_in_a_row_takes_the_rows_axis_and_a_box_without_mask_does_not():
+    from hbb2obb.converters.image import _rescue_by_rows
+    from hbb2obb.converters.image_box import REASON_CLASS_LESS_SUPPORTED, BoxResult
+
+    image, truths = marina(15, n=5, gap=24.0)
+    hbbs = [tight_hbb(t) for t in truths] + [(300.0, 10.0, 340.0, 40.0)]  # the last: open water
+    segmentations = [segment_box(image, box, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96, tight=True)
+                     for box in hbbs]
+    results = [fit_box(s, tight=True, corner_radius=0.0) for s in segmentations]
+    assert all(r.corners is not None for r in results[:5]) and results[5].reason == REASON_NO_MASK
+    # as if the class check had refused the middle boat's fit (a helicopter among planes)
+    results[2] = BoxResult(None, reason=REASON_CLASS_LESS_SUPPORTED)
+    rescued = _rescue_by_rows(hbbs, segmentations, results, check=True)
+    assert rescued[2].corners is not None and iou(rescued[2].corners, truths[2]) > 0.85
+    assert iou(hbb_corners(hbbs[2]), truths[2]) < 0.6  # far better than the HBB it would have kept
+    assert rescued[5].corners is None and rescued[5].reason == REASON_NO_MASK  # not rescued by the rows
+    assert [r is s for r, s in zip(rescued, results)] == [True, True, False, True, True, True]
