@@ -29,6 +29,10 @@ WHOLE_PIXEL = 1e-3
 MIN_CLASS_BOXES = 3
 #: An edge-support ratio within this of one is a fitted box that is its HBB: no vote.
 SAME_AS_HBB = 0.01
+#: The class check judges only when at least this share of the class's compared fits vote: when
+#: most fits follow the same edges as their HBBs (nearly axis-aligned cars in rows), the few
+#: that differ are too few to send the whole class back.
+MIN_VOTE_SHARE = 0.5
 #: Neighbours are boxes whose centres lie within this many of the box's own diagonals.
 NEIGHBOUR_REACH = 1.5
 #: Least agreement of the neighbours' orientations (mean resultant length of doubled angles).
@@ -102,7 +106,9 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     class whose rectangles as a whole run across the image's edges (helicopters: the rotor disc
     is in the labelled box, the fuselage in the mask) is better left as its HBBs. A fitted box
     that is its HBB (an axis-aligned car) says nothing either way: counted in, such ties put
-    the median of a frame's cars at one exactly, and the class's fate on a coin toss.
+    the median of a frame's cars at one exactly, and the class's fate on a coin toss. And when
+    such boxes are most of the class (fewer than ``MIN_VOTE_SHARE`` of its compared fits
+    vote), the class is not judged at all.
 
     Examples
     --------
@@ -110,7 +116,7 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     >>> boxes = [Box(corners=1, edges=e, hbb_edges=1.0) for e in (0.8, 0.9, 0.95, 2.0)]
     >>> classes_less_supported(boxes, [0, 0, 0, 1]).tolist()
     [True, True, True, False]
-    >>> ties = [Box(corners=1, edges=e, hbb_edges=1.0) for e in (1.0, 1.0, 1.0, 0.9, 1.3, 1.2)]
+    >>> ties = [Box(corners=1, edges=e, hbb_edges=1.0) for e in (1.0, 1.0, 0.9, 0.8, 1.3, 1.2)]
     >>> bool(classes_less_supported(ties, [0] * 6).any())
     False
     """
@@ -123,7 +129,9 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     for class_id in np.unique(class_ids):
         member = class_ids == class_id
         compared = member & differs
-        if compared.sum() >= MIN_CLASS_BOXES and float(np.log(ratio[compared]).mean()) < 0.0:
+        votes = int(compared.sum())
+        if votes >= MIN_CLASS_BOXES and votes >= MIN_VOTE_SHARE * int((member & np.isfinite(ratio)).sum()) \
+                and float(np.log(ratio[compared]).mean()) < 0.0:
             marked |= member & converted
     return marked
 

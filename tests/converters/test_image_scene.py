@@ -69,6 +69,11 @@ def test_fits_that_are_their_hbbs_do_not_vote_in_the_class_check():
     assert not classes_less_supported(tied, [0] * len(tied)).any()
     # with only two boxes that differ from their HBBs there is no class-level judgement at all
     assert not classes_less_supported([result(1.0, 1.0)] * 5 + [result(0.5, 1.0)] * 2, [0] * 7).any()
+    # nearly axis-aligned cars in rows: most fits follow their HBBs' edges, four lose a little;
+    # too few votes to send the whole class back, while the same four alone would
+    losing = [result(0.85, 1.0), result(0.9, 1.0), result(0.95, 1.0), result(1.05, 1.0)]
+    assert not classes_less_supported([result(1.0, 1.0)] * 20 + losing, [0] * 24).any()
+    assert classes_less_supported([result(1.0, 1.0)] * 3 + losing, [0] * 7).all()  # 4 of 7 vote
 
 
 def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
