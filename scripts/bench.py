@@ -590,8 +590,12 @@ def detection_cost(args, scratch: Path, say) -> None:
         f" (budget +30 %); map50_95 {keys['map50_95']:.4f}, dota_map50 {keys['dota_map50']:.4f}")
 
 
-def _peers(args, scratch: Path, songdo: LabelSet, dense_one: LabelSet, say) -> None:
-    """The peers table (scripts/bench_peers.py): ours against the reference tool and shapely 2."""
+def _peers(args, scratch: Path, songdo: LabelSet, dense_one: LabelSet, say) -> list:
+    """The peers table (scripts/bench_peers.py): ours against the reference tool and shapely 2.
+
+    Returns the peers' metric dicts that differ from ours unexplained (an exact tie on a rung,
+    proved, is explained and said so in the table; scripts/bench_ties.py).
+    """
     sets = {"songdo": songdo, "dense": dense_one}
     if "tiny" in args.sets:
         sets["tiny"] = generate(scratch, "tiny", frames=1, boxes=(10, 10), size=SONGDO_SIZE, layout="roads",
@@ -610,6 +614,7 @@ def _peers(args, scratch: Path, songdo: LabelSet, dense_one: LabelSet, say) -> N
     for line in bench_peers.render(rows, _mb, _times):
         say(line)
     say()
+    return [f"{row.label}, {line}" for row in rows for line in row.disagreements]
 
 
 def _run(args, scratch: Path) -> int:
@@ -631,8 +636,7 @@ def _run(args, scratch: Path) -> int:
     say(f"Songdo-scale set: {_describe(songdo)}")
     say(f"dense set:        {_describe(dense)}")
     say()
-    if "none" not in args.sets:
-        _peers(args, scratch, songdo, dense_one, say)
+    peer_mismatches = _peers(args, scratch, songdo, dense_one, say) if "none" not in args.sets else []
 
     # (a) against (b) on the Songdo-scale set.
     a = timed(ours(songdo), args.repeat)
@@ -717,7 +721,9 @@ def _run(args, scratch: Path) -> int:
         say(_table(rows, ("stage", "time", "share")))
         say()
     say(f"benchmark finished in {time.perf_counter() - started:.0f} s")
-    return 1 if mismatches else 0
+    for line in peer_mismatches:
+        say(f"peer disagrees: {line}")
+    return 1 if mismatches or peer_mismatches else 0
 
 
 if __name__ == "__main__":

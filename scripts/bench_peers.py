@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+import bench_ties  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_VERSION = "1.12.0"
 REFERENCE_VENV = ROOT / ".bench" / "refvenv"  # gitignored
@@ -63,13 +65,24 @@ class PeerRow:
     label: str
     ours: object  # Timing
     peers: dict  # name -> (Timing, agreement text)
+    disagreements: tuple = ()  # "peer: text" of every metric dict that differs unexplained
 
 
-def _agreement(compare, ours_json: dict, theirs: dict) -> str:
-    compared, worst, bad = compare(ours_json, theirs)
-    if bad:
-        return f"NO ({bad[0]}{' ...' if len(bad) > 1 else ''})"
-    return f"yes ({compared:,} values, max diff {worst:.0e})"
+def _agreement(compare, ours_json: dict, theirs: dict, pairs: Callable) -> bench_ties.Verdict:
+    """Value by value; a difference only proven exact ties explain is said so and agrees (scripts/bench_ties.py)."""
+    return bench_ties.peer_verdict(compare, ours_json, theirs, pairs)
+
+
+def _pairs_once(tools, label_set, path: Path) -> Callable:
+    """A callable running ours once with ``--pairs`` (only if a difference needs explaining)."""
+    made = []
+
+    def pairs():
+        if not made:
+            tools.timed(tools.ours(label_set) + ["--pairs", path], 1)
+            made.append((bench_ties.read_pairs(path), label_set.gt, label_set.pred))
+        return made[0]
+    return pairs
 
 
 def reference_view(ours: dict) -> dict:
@@ -110,7 +123,8 @@ def run_peers(args, sets: dict, tools) -> list:
         ours_command = tools.analyze(label_set) if analyze else tools.ours(label_set)
         half = max(args.repeat // 2, 1)
         ours_runs = list(timed(ours_command, half).runs)
-        peers = {}
+        peers, disagreements = {}, []
+        pairs = _pairs_once(tools, label_set, scratch / f"pairs_{name}.csv")
         if python is not None:
             out = scratch / f"reference_{name}.json"
             command = [python, DRIVER, "analyze" if analyze else "eval", label_set.gt, label_set.pred, "-nb"]
@@ -118,14 +132,18 @@ def run_peers(args, sets: dict, tools) -> list:
             if analyze:
                 agree = tools.compare_reports(ref.first.stdout, timed(ours_command, 1).first.stdout)
             else:
-                agree = _agreement(compare, reference_view(json.loads(ours_runs[0].stdout)), json.loads(out.read_text()))
+                verdict = _agreement(compare, reference_view(json.loads(ours_runs[0].stdout)),
+                                     json.loads(out.read_text()), pairs)
+                agree = verdict.text
+                disagreements += [] if verdict.agree else [f"reference {REFERENCE_VERSION}: {agree}"]
             peers[f"reference {REFERENCE_VERSION}"] = (ref, agree)
         if not analyze:
             vec = timed([sys.executable, VECTORIZED, label_set.gt, label_set.pred, "--json"], args.peer_repeat)
-            agree = _agreement(compare, json.loads(ours_runs[0].stdout), json.loads(vec.first.stdout))
-            peers["shapely 2 vectorized"] = (vec, agree)
+            verdict = _agreement(compare, json.loads(ours_runs[0].stdout), json.loads(vec.first.stdout), pairs)
+            disagreements += [] if verdict.agree else [f"shapely 2 vectorized: {verdict.text}"]
+            peers["shapely 2 vectorized"] = (vec, verdict.text)
         ours_runs += timed(ours_command, max(args.repeat - half, 1)).runs
-        rows.append(PeerRow(_set_label(name, label_set), tools.Timing(tuple(ours_runs)), peers))
+        rows.append(PeerRow(_set_label(name, label_set), tools.Timing(tuple(ours_runs)), peers, tuple(disagreements)))
     return rows
 
 

@@ -10,6 +10,14 @@ intersection and union per pair. It exists for two reasons:
    (to 1e-9 on every key of the returned dict);
 2. it is the baseline ("b" side) of the speed benchmark.
 
+Ties are settled exactly: a pair whose float IoU lies within ``TIE_WINDOW`` of a bound a
+decision is taken against (the match threshold ``-t``, an ``iou_fractions`` rung) is
+recomputed in rational arithmetic from the coordinates as written in the files (decimal text
+read by ``fractions.Fraction``, so ``0.1`` is 1/10), and the decision is taken on the exact
+value; the pair's IoU in the statistics becomes the float nearest it. The exact overlap is the
+convex hull of the corners inside the other box and the edge crossings, written here on its
+own: the oracle imports nothing of the code it checks.
+
 It is NOT part of the ``hbb2obb`` package and must never import from it:
 independence from the code under test is the whole point. Only the standard
 library, numpy, shapely and yaml are used.
@@ -30,31 +38,45 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 from shapely.geometry import Polygon
 
 FRACTION_THRESHOLDS = (("0.50", 0.50), ("0.75", 0.75), ("0.85", 0.85), ("0.90", 0.90))
+TIE_WINDOW = 1e-9  # far above the float error of an IoU, far below any real difference
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines knows more)
 
 
 # --------------------------------------------------------------------------- #
 # Reading
 # --------------------------------------------------------------------------- #
 def read_obb_file(path):
-    """Return a list of (class_id, [(x1, y1), ..., (x4, y4)]) in file order."""
+    """Return a list of (class_id, [(x1, y1), ..., (x4, y4)], texts) in file order.
+
+    ``texts`` are the eight coordinate fields as written, for the exact arithmetic.
+    """
     boxes = []
     with open(path, "r", encoding="utf-8-sig") as handle:
-        for line in handle.read().splitlines():
+        for line in LINE_BREAK.split(handle.read()):
             fields = line.split()
             if not fields:
                 continue
             cls = int(fields[0])
             values = [float(v) for v in fields[1:9]]
             corners = [(values[2 * i], values[2 * i + 1]) for i in range(4)]
-            boxes.append((cls, corners))
+            boxes.append((cls, corners, tuple(fields[1:9])))
     return boxes
+
+
+def read_obb_line(path, line_number):
+    """``(class_id, texts)`` of the 1-based line ``line_number`` of a YOLO-OBB file."""
+    with open(path, "r", encoding="utf-8-sig") as handle:
+        fields = LINE_BREAK.split(handle.read())[line_number - 1].split()
+    return int(fields[0]), tuple(fields[1:9])
 
 
 def list_txt(directory):
@@ -95,6 +117,113 @@ def polygon_iou(poly_a, poly_b):
     return float(inter / union)
 
 
+# --------------------------------------------------------------------------- #
+# Exact IoU, for the pairs on a decision bound
+# --------------------------------------------------------------------------- #
+def _cross(o, a, b):
+    """z of (a - o) x (b - o): positive when o, a, b turn counter-clockwise."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def exact_hull(points):
+    """Convex hull, counter-clockwise, without collinear points (Andrew's monotone chain)."""
+    points = sorted(set(points))
+    if len(points) < 3:
+        return points
+    lower, upper = [], []
+    for p in points:
+        while len(lower) >= 2 and _cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(points):
+        while len(upper) >= 2 and _cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def exact_area(polygon):
+    """Area of a counter-clockwise polygon (shoelace), 0 below three points."""
+    if len(polygon) < 3:
+        return Fraction(0)
+    twice = sum(p[0] * q[1] - q[0] * p[1] for p, q in zip(polygon, polygon[1:] + polygon[:1]))
+    return Fraction(twice) / 2
+
+
+def _inside(point, polygon):
+    """Whether ``point`` is in the counter-clockwise convex ``polygon`` or on its border."""
+    return all(_cross(p, q, point) >= 0 for p, q in zip(polygon, polygon[1:] + polygon[:1]))
+
+
+def _crossings(a, b):
+    """Points where an edge of convex polygon ``a`` meets an edge of ``b`` (non-parallel edges)."""
+    found = []
+    for p1, p2 in zip(a, a[1:] + a[:1]):
+        for q1, q2 in zip(b, b[1:] + b[:1]):
+            rx, ry = p2[0] - p1[0], p2[1] - p1[1]
+            sx, sy = q2[0] - q1[0], q2[1] - q1[1]
+            denominator = rx * sy - ry * sx
+            if denominator == 0:  # parallel: any shared stretch ends at corners, found as inside
+                continue
+            wx, wy = q1[0] - p1[0], q1[1] - p1[1]
+            t = Fraction(wx * sy - wy * sx) / denominator
+            u = Fraction(wx * ry - wy * rx) / denominator
+            if 0 <= t <= 1 and 0 <= u <= 1:
+                found.append((p1[0] + t * rx, p1[1] + t * ry))
+    return found
+
+
+def exact_quad(texts):
+    """The four corners of a box from its eight coordinate texts, as exact rationals."""
+    values = [Fraction(text) for text in texts]
+    return [(values[2 * i], values[2 * i + 1]) for i in range(4)]
+
+
+def exact_iou(texts_a, texts_b):
+    """The IoU of two boxes given by their coordinate texts, as a ``Fraction``.
+
+    ``None`` when it is not defined exactly here: a box that is not a strictly convex
+    quadrilateral (its hull has fewer than four corners: collapsed, or concave) or a union
+    without area. Bow-ties are taken as the hull of their corners, the rectangle they describe.
+    """
+    a, b = exact_hull(exact_quad(texts_a)), exact_hull(exact_quad(texts_b))
+    if len(a) != 4 or len(b) != 4:
+        return None
+    overlap = exact_hull([p for p in a if _inside(p, b)] + [p for p in b if _inside(p, a)] + _crossings(a, b))
+    inter = exact_area(overlap)
+    union = exact_area(a) + exact_area(b) - inter
+    return inter / union if union > 0 else None
+
+
+def exact_bound(value):
+    """A bound as the decimal it was written as: ``0.1`` is 1/10, not the float nearest it."""
+    return Fraction(repr(float(value))) if not isinstance(value, str) else Fraction(value)
+
+
+def settle(iou, texts_a, texts_b, bounds):
+    """``(iou, exact)``: a float IoU within ``TIE_WINDOW`` of a bound, recomputed exactly.
+
+    ``exact`` is the ``Fraction`` (``None`` when the pair is not near a bound or has no exact
+    value here); ``iou`` becomes the float nearest it.
+    """
+    if not any(abs(iou - float(bound)) <= TIE_WINDOW for bound in bounds):
+        return iou, None
+    exact = exact_iou(texts_a, texts_b)
+    if exact is None:
+        return iou, None
+    return float(exact), exact
+
+
+def at_least(iou, exact, bound):
+    """``iou >= bound``, decided on the exact value where there is one."""
+    return exact >= exact_bound(bound) if exact is not None else iou >= float(bound)
+
+
+def above(iou, exact, bound):
+    """``iou > bound``, decided on the exact value where there is one."""
+    return exact > exact_bound(bound) if exact is not None else iou > float(bound)
+
+
 def orientation(corners):
     """Direction in degrees, [0, 180), of the longer of edges p1->p2, p2->p3."""
     (x1, y1), (x2, y2), (x3, y3) = corners[0], corners[1], corners[2]
@@ -122,14 +251,17 @@ def is_edge_box(corners, tol, width, height):
 # --------------------------------------------------------------------------- #
 # Statistics
 # --------------------------------------------------------------------------- #
-def iou_fractions(ious):
+def iou_fractions(ious, exacts=None):
+    """Share of pairs at or above each rung; ``exacts`` (aligned, ``None`` where unsettled) decide ties."""
     n = len(ious)
     if n == 0:
         return {key: 0.0 for key, _ in FRACTION_THRESHOLDS}
-    return {key: float(sum(1 for v in ious if v >= t) / n) for key, t in FRACTION_THRESHOLDS}
+    exacts = exacts if exacts is not None else [None] * n
+    return {key: float(sum(1 for v, e in zip(ious, exacts) if at_least(v, e, key)) / n)
+            for key, _ in FRACTION_THRESHOLDS}
 
 
-def summarize(ious, angle_errors):
+def summarize(ious, angle_errors, exacts=None):
     """Statistics over matched pairs; all zero when there are none."""
     n = len(ious)
     if n == 0:
@@ -138,7 +270,7 @@ def summarize(ious, angle_errors):
             "std_iou": 0.0,
             "sem_iou": 0.0,
             "median_iou": 0.0,
-            "iou_fractions": iou_fractions(ious),
+            "iou_fractions": iou_fractions(ious, exacts),
             "avg_angle_error": 0.0,
             "std_angle_error": 0.0,
             "median_angle_error": 0.0,
@@ -152,7 +284,7 @@ def summarize(ious, angle_errors):
         "std_iou": std_iou,
         "sem_iou": float(std_iou / math.sqrt(n)),
         "median_iou": float(np.median(iou_arr)),
-        "iou_fractions": iou_fractions(ious),
+        "iou_fractions": iou_fractions(ious, exacts),
         "avg_angle_error": float(np.mean(ang_arr)),
         "std_angle_error": float(np.std(ang_arr)),
         "median_angle_error": float(np.median(ang_arr)),
@@ -194,11 +326,14 @@ def reference_evaluate(
     cross_class_matches = 0
     total_edge_cases = 0
     all_ious = []
+    all_exacts = []  # the exact IoU of a settled pair, else None; aligned with all_ious
     all_angles = []
+    bounds = [iou_threshold] + [key for key, _ in FRACTION_THRESHOLDS]
 
     gt_per_class = {}
     pred_per_class = {}
     ious_per_class = {}
+    exacts_per_class = {}
     angles_per_class = {}
 
     for name in gt_names:
@@ -220,36 +355,41 @@ def reference_evaluate(
 
         total_gt += len(gts)
         total_pred += len(preds)
-        for cls, _ in gts:
+        for cls, _, _ in gts:
             gt_per_class[cls] = gt_per_class.get(cls, 0) + 1
-        for cls, _ in preds:
+        for cls, _, _ in preds:
             pred_per_class[cls] = pred_per_class.get(cls, 0) + 1
 
-        pred_polys = [make_polygon(corners) for _, corners in preds]
+        pred_polys = [make_polygon(corners) for _, corners, _ in preds]
         chosen = [False] * len(preds)
 
-        for gt_cls, gt_corners in gts:
+        for gt_cls, gt_corners, gt_texts in gts:
             gt_poly = make_polygon(gt_corners)
             best_iou = -1.0
             best_j = -1
-            for j, (pred_cls, _) in enumerate(preds):
+            for j, (pred_cls, _, _) in enumerate(preds):
                 if not class_agnostic and pred_cls != gt_cls:
                     continue
                 iou = polygon_iou(gt_poly, pred_polys[j])
                 if iou > best_iou:
                     best_iou = iou
                     best_j = j
-            if best_j < 0 or not best_iou > iou_threshold:
+            if best_j < 0:
                 continue
-            pred_cls, pred_corners = preds[best_j]
+            pred_cls, pred_corners, pred_texts = preds[best_j]
+            best_iou, best_exact = settle(best_iou, gt_texts, pred_texts, bounds)
+            if not above(best_iou, best_exact, iou_threshold):
+                continue
             chosen[best_j] = True
             total_matches += 1
             if pred_cls != gt_cls:
                 cross_class_matches += 1
             err = angle_error(orientation(gt_corners), orientation(pred_corners))
             all_ious.append(best_iou)
+            all_exacts.append(best_exact)
             all_angles.append(err)
             ious_per_class.setdefault(gt_cls, []).append(best_iou)
+            exacts_per_class.setdefault(gt_cls, []).append(best_exact)
             angles_per_class.setdefault(gt_cls, []).append(err)
 
         total_unmatched_pred += sum(1 for c in chosen if not c)
@@ -258,7 +398,7 @@ def reference_evaluate(
     for cls in sorted(set(gt_per_class) | set(pred_per_class)):
         ious = ious_per_class.get(cls, [])
         angles = angles_per_class.get(cls, [])
-        stats = summarize(ious, angles)
+        stats = summarize(ious, angles, exacts_per_class.get(cls, []))
         class_stats[int(cls)] = {
             "gt_total": int(gt_per_class.get(cls, 0)),
             "pred_total": int(pred_per_class.get(cls, 0)),
@@ -283,7 +423,7 @@ def reference_evaluate(
         "cross_class_matches": int(cross_class_matches),
         "total_edge_cases": int(total_edge_cases),
     }
-    result.update(summarize(all_ious, all_angles))
+    result.update(summarize(all_ious, all_angles, all_exacts))
     result.update(
         {
             "class_stats": class_stats,
