@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
+from hbb2obb.cli.common import (echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn,
+                                without_teardown)
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
@@ -19,7 +20,7 @@ from hbb2obb.report.detection_report import render_detection
 from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
 from hbb2obb.report.eval_report import render_report, render_unmatched
 from hbb2obb.report.pairs import check_pairs_path
-from hbb2obb.report.serialize import metrics_json, write_metrics
+from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
 
 PROGRAM = "hbb2obb-eval"
 
@@ -190,7 +191,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
-        click.echo(metrics_json(metrics))
+        echo_ascii(metrics_json_bytes(metrics))
     else:
         if debug:
             click.echo(render_unmatched(result.table, label_map))
