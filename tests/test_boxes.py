@@ -51,3 +51,20 @@ def test_from_xywh_round_trip():
     boxes = Boxes.from_xywh([[10, 20, 4, 2], [0, 0, 0, 0]], [0, 1])
     assert boxes.corners[0].min(axis=0).tolist() == [8, 19] and boxes.corners[0].max(axis=0).tolist() == [12, 21]
     assert np.all(boxes.corners[1] == 0)
+
+
+def test_arrays_are_copied_from_callers_and_shared_between_sets():
+    corners = np.array([[[0, 0], [4, 0], [4, 2], [0, 2]], [[1, 1], [2, 1], [2, 2], [1, 2]]], dtype=np.float64)
+    class_id = np.array([3, 4])
+    boxes = Boxes(corners, class_id, score=np.array([0.5, 0.25]))
+    corners[0, 0, 0], class_id[0] = 99.0, 9  # the caller's arrays stay the caller's
+    assert boxes.corners[0, 0, 0] == 0.0 and boxes.class_id[0] == 3
+    moved = boxes.with_corners(boxes.corners + 1.0)
+    assert moved.class_id is boxes.class_id and moved.score is boxes.score  # read-only: shared, not copied
+    for made in (moved, boxes[boxes.class_id == 4], boxes[np.array([1, 0])], Boxes.concatenate([boxes, moved]), boxes[:1]):
+        for values in (made.corners, made.class_id, made.score):
+            assert not values.flags.writeable
+    view = boxes.corners[:1]  # a read-only view of a set's array is still copied (its base could be shared)
+    assert Boxes(view, [3]).corners is not view
+    assert Boxes.concatenate([boxes, moved]).corners.tolist() == boxes.corners.tolist() + moved.corners.tolist()
+    assert boxes[np.array([1, 0])].class_id.tolist() == [4, 3] and boxes[1].score.tolist() == [0.25]

@@ -6,20 +6,19 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn, without_teardown
+from hbb2obb.cli.common import (echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn,
+                                without_teardown)
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS, DetectionParams
 from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_any
-from hbb2obb.scoring.gates import check_gates, parse_gate
-from hbb2obb.scoring.golden import compare_to_golden, load_golden, render_comparison, stored_form
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.report.detection_report import render_detection
 from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
-from hbb2obb.report.eval_report import render_report, render_unmatched
-from hbb2obb.report.pairs import check_pairs_path
-from hbb2obb.report.serialize import metrics_json, write_metrics
+from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
+
+# Gates (--require), the golden check (--expect), --pairs and the text report are imported where
+# they are used: a plain `--json` run needs none of them, and every module costs start-up.
 
 PROGRAM = "hbb2obb-eval"
 
@@ -158,12 +157,20 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """
     label_map = load_label_map(map_path)
-    gates = [parse_gate(text, label_map) for text in requirements]
+    gates = []
+    if requirements:
+        from hbb2obb.scoring.gates import parse_gate
+
+        gates = [parse_gate(text, label_map) for text in requirements]
     if expect is None and (expect_tolerance is not None or expect_ignore_extra):
         raise UsageError("--expect_tolerance and --expect_ignore_extra need --expect GOLDEN")
     if expect_tolerance is not None and not expect_tolerance >= 0:
         raise UsageError(f"--expect_tolerance must be a non-negative number, got {expect_tolerance}")
-    golden = load_golden(expect) if expect is not None else None
+    golden = None
+    if expect is not None:
+        from hbb2obb.scoring.golden import load_golden
+
+        golden = load_golden(expect)
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
@@ -176,6 +183,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
             raise UsageError("--plots draws the detection metrics: it cannot go with --no_detection")
         detection = None
     if pairs_path is not None:
+        from hbb2obb.report.pairs import check_pairs_path
+
         check_pairs_path(pairs_path)
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
                                formats=(gt_format, pred_format), detection=detection)
@@ -186,12 +195,19 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     metrics = result.metrics
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
-    failed = check_gates(gates, metrics)
+    failed = []
+    if gates:
+        from hbb2obb.scoring.gates import check_gates
+
+        failed = check_gates(gates, metrics)
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
-        click.echo(metrics_json(metrics))
+        echo_ascii(metrics_json_bytes(metrics))
     else:
+        from hbb2obb.report.detection_report import render_detection
+        from hbb2obb.report.eval_report import render_report, render_unmatched
+
         if debug:
             click.echo(render_unmatched(result.table, label_map))
         click.echo(render_report(metrics, label_map), nl=False)
@@ -208,6 +224,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         click.echo(line, err=as_json)
     golden_failed = False
     if golden is not None:
+        from hbb2obb.scoring.golden import compare_to_golden, render_comparison, stored_form
+
         comparison = compare_to_golden(stored_form(metrics, expect), golden, expect_tolerance or 0.0,
                                        expect_ignore_extra, source=str(expect))
         click.echo(render_comparison(comparison), err=as_json)

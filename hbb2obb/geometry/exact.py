@@ -13,20 +13,22 @@ its exact value, which falls on the right side of any bound it is not exactly eq
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import numpy as np
 
 from hbb2obb.geometry.polygon import convex_positive, planar
+
+if TYPE_CHECKING:
+    from fractions import Fraction  # imported where a pair is settled: most runs settle none
 
 TIE_WINDOW = 1e-9
 """Pairs whose float IoU is within this of a bound are settled exactly (far above float error)."""
 
 
 def _area2(points) -> Fraction:
-    """Twice the signed shoelace area of a polygon of rational points."""
-    total = Fraction(0)
+    """Twice the signed shoelace area of a polygon of rational points (0 for none)."""
+    total = 0
     for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]):
         total += x0 * y1 - x1 * y0
     return total
@@ -62,6 +64,8 @@ def exact_iou(a: np.ndarray, b: np.ndarray) -> Optional[Fraction]:
     >>> exact_iou(square, square + [1.0, 0.0])
     Fraction(1, 3)
     """
+    from fractions import Fraction
+
     pa = [(Fraction(float(x)), Fraction(float(y))) for x, y in a]
     pb = [(Fraction(float(x)), Fraction(float(y))) for x, y in b]
     pa, pb = (p if _area2(p) >= 0 else p[::-1] for p in (pa, pb))  # clipping keeps the left side
@@ -72,12 +76,12 @@ def exact_iou(a: np.ndarray, b: np.ndarray) -> Optional[Fraction]:
         if a_point != b_point:  # a repeated corner (a hull of three points) cuts nothing
             inter = _clip(inter, a_point, b_point)
     area_a, area_b = abs(_area2(pa)), abs(_area2(pb))
-    area_i = abs(_area2(inter)) if len(inter) >= 3 else Fraction(0)
+    area_i = abs(_area2(inter)) if len(inter) >= 3 else 0
     union = area_a + area_b - area_i
     return area_i / union if union > 0 else None
 
 
-def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float]) -> np.ndarray:
+def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float], a_rows=None, b_rows=None) -> np.ndarray:
     """``iou`` with every pair near one of ``bounds`` replaced by the float nearest its exact IoU.
 
     Parameters
@@ -86,8 +90,12 @@ def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float]) -> np.ndarray:
         Float IoU of the aligned pairs ``a[i]``, ``b[i]``.
     a, b : (k, 4, 2) float
         The pairs' corners (bow-ties already repaired or not: they are taken as their hull).
+        With ``a_rows`` (``b_rows``): every box, of which pair ``i`` has ``a[a_rows[i]]``; only
+        the few pairs near a bound are then gathered, not all ``k``.
     bounds : iterable of float
         The values decisions are taken against (match threshold, ladder rungs).
+    a_rows, b_rows : (k,) int, optional
+        The pairs' rows of ``a`` and ``b``.
 
     Returns
     -------
@@ -103,14 +111,13 @@ def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float]) -> np.ndarray:
     [0.1]
     """
     iou = np.asarray(iou, dtype=np.float64)
-    near = np.zeros(iou.shape, dtype=bool)
-    for bound in bounds:
-        near |= np.abs(iou - float(bound)) <= TIE_WINDOW
-    rows = np.flatnonzero(near)
+    rows = np.flatnonzero(near_bounds(iou, bounds))
     if rows.size == 0:
         return iou
-    ax, ay, a_bad, a_concave = convex_positive(*planar(np.asarray(a, dtype=np.float64)[rows]))
-    bx, by, b_bad, b_concave = convex_positive(*planar(np.asarray(b, dtype=np.float64)[rows]))
+    a_at = rows if a_rows is None else np.asarray(a_rows)[rows]
+    b_at = rows if b_rows is None else np.asarray(b_rows)[rows]
+    ax, ay, a_bad, a_concave = convex_positive(*planar(np.asarray(a, dtype=np.float64)[a_at]))
+    bx, by, b_bad, b_concave = convex_positive(*planar(np.asarray(b, dtype=np.float64)[b_at]))
     settled = iou.copy()
     for k, row in enumerate(rows.tolist()):
         if a_bad[k] or b_bad[k] or a_concave[k] or b_concave[k]:
@@ -119,3 +126,27 @@ def settle_ties(iou: np.ndarray, a, b, bounds: Iterable[float]) -> np.ndarray:
         if value is not None:
             settled[row] = float(value)  # Fraction -> float rounds correctly
     return settled
+
+
+def near_bounds(values: np.ndarray, bounds: Iterable[float]) -> np.ndarray:
+    """Whether each value is within :data:`TIE_WINDOW` of one of ``bounds`` (False for NaN).
+
+    The same mask as testing every bound in turn, in two passes over the values: the nearest
+    bound of a value is the one just below or just above it (a float subtraction keeps the
+    order of the exact differences, so no farther bound can come out nearer).
+
+    Examples
+    --------
+    >>> near_bounds(np.array([0.1, 0.5 + 1e-12, 0.3, np.nan]), [0.5, 0.1]).tolist()
+    [True, True, False, False]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    ordered = np.sort(np.asarray([float(bound) for bound in bounds], dtype=np.float64))
+    if ordered.size == 0 or values.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    above = np.searchsorted(ordered, values)  # ordered[above - 1] < value <= ordered[above]
+    below = np.maximum(above - 1, 0)
+    np.minimum(above, ordered.size - 1, out=above)
+    near = np.abs(values - ordered[above]) <= TIE_WINDOW
+    near |= np.abs(values - ordered[below]) <= TIE_WINDOW
+    return near

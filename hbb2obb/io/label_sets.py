@@ -32,7 +32,6 @@ from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.text import parse_number, split_lines
-from hbb2obb.io.voc import read_voc, voc_names, write_voc
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
@@ -251,8 +250,10 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     frames = []
     if fmt == "dota" and not label_map:
         raise InputError(f"{source}: DOTA files name their classes; give the label map (-mp/--map_path)")
-    if fmt == "voc" and not label_map:
-        label_map = voc_names(paths)
+    if fmt == "voc":  # imported here: xml.etree is start-up that the usual YOLO run never uses
+        from hbb2obb.io.voc import read_voc, voc_names
+
+        label_map = label_map or voc_names(paths)
     discovered: dict = {}
     for path in paths:
         size = _integer_size(sizes(path.stem))
@@ -324,6 +325,8 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     A file the set was read from is never overwritten: :class:`InputError` before anything of
     the format is written (give another ``dest``).
     """
+    from hbb2obb.io.voc import write_voc
+
     refuse_overwrite(label_set, fmt, output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext,
                                                   coco_name=coco_name))
     if kind == "obb" and fmt not in OBB_FORMATS:

@@ -20,6 +20,7 @@ from hbb2obb.scoring.detection import (
     summarize_detections,
 )
 from hbb2obb.scoring.detection_counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts
+from hbb2obb.scoring.order_stats import distinct
 
 COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
 """The COCO rule's keys; ``mar_<max_dets>`` (``mar_100`` by default) follows them."""
@@ -65,7 +66,7 @@ def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
     gt, pred = table.gt, table.pred
     if pairs is None:
         pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    classes = np.union1d(gt.class_id, pred.class_id).astype(np.int64)
+    classes = distinct(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)  # np.union1d imports numpy.ma
     if pred.score is None:
         overall = unscored_counts(gt, pred, pairs)
         confusion = confusion_matrix(gt, pred, pairs, classes)

@@ -151,7 +151,7 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
         # Detection metrics pair boxes across classes too (confusion matrix): one class-agnostic
         # search, of which the class-specific matching takes its own pairs (the same pairs, same IoUs).
         d_gt, d_pred, d_iou = frame_pairs(gt, frames.gt_frame, pred, frames.pred_frame)
-        d_iou = settle_ties(d_iou, gt.corners[d_gt], pred.corners[d_pred], bounds + tuple(COCO_IOU_THRESHOLDS))  # the AP thresholds too
+        d_iou = settle_ties(d_iou, gt.corners, pred.corners, bounds + tuple(COCO_IOU_THRESHOLDS), d_gt, d_pred)  # AP's too
         detection_pairs = d_gt, d_pred, d_iou
         pair_gt, pair_pred, pair_iou = detection_pairs
         if not settings.class_agnostic:
@@ -167,7 +167,7 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
             pred_group = pred_group * span + pred_class
         pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=gt_group, b_group=pred_group)
         pair_iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
-        pair_iou = settle_ties(pair_iou, gt.corners[pair_gt], pred.corners[pair_pred], bounds)
+        pair_iou = settle_ties(pair_iou, gt.corners, pred.corners, bounds, pair_gt, pair_pred)
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)

@@ -6,10 +6,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import shapely_iou
 from hbb2obb.geometry import iou_pairs
-from hbb2obb.geometry.exact import exact_iou, settle_ties
+from hbb2obb.geometry.exact import TIE_WINDOW, exact_iou, near_bounds, settle_ties
 from hbb2obb.scoring.evaluate import evaluate_obb
 
 # Integer corners, IoU exactly 1/2 (found by scripts/parity_reference.py): shapely, hence the
@@ -57,3 +59,25 @@ def test_random_ties_settle_to_the_exact_value():
     for i in near_half.tolist():
         assert settled[i] == float(exact_iou(a[i], b[i])) == 0.5
     assert np.abs(floats - settled).max() < 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.1, 0.5, 0.5 + 1e-9, 0.5 - 2e-9, 0.95, 1.0, 0.0, -0.0, float("nan")]) |
+                st.floats(-0.5, 1.5), min_size=0, max_size=30),
+       st.lists(st.sampled_from([0.1, 0.5, 0.75, 0.95, 1.0, 0.0]) | st.floats(0, 1), min_size=0, max_size=6))
+def test_near_bounds_is_every_bound_tested_in_turn(values, bounds):
+    values = np.array(values, dtype=np.float64)
+    want = np.zeros(values.shape, dtype=bool)
+    for bound in bounds:
+        want |= np.abs(values - bound) <= TIE_WINDOW
+    assert near_bounds(values, bounds).tolist() == want.tolist()
+
+
+def test_settle_ties_with_rows_gathers_the_pairs_itself():
+    rng = np.random.default_rng(3)
+    a = np.array([[[0.0, 0.0], [10.0, 0.0], [10.0, 1.0], [0.0, 1.0]], [[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]]])
+    b = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]], [[1.0, 0.0], [3.0, 0.0], [3.0, 2.0], [1.0, 2.0]]])
+    a_rows, b_rows = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
+    floats = iou_pairs(a[a_rows], b[b_rows])
+    assert settle_ties(floats, a, b, [0.1, 1 / 3], a_rows, b_rows).tolist() == \
+        settle_ties(floats, a[a_rows], b[b_rows], [0.1, 1 / 3]).tolist()

@@ -5,10 +5,14 @@ import json
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hbb2obb.report.serialize import metrics_json, metrics_yaml, read_metrics_yaml, write_metrics
+from hbb2obb.report.serialize import (metrics_json, metrics_json_bytes, metrics_yaml, read_metrics_yaml,
+                                      write_metrics)
 
 rng = np.random.default_rng(0)
+FLOATS_100 = np.random.default_rng(1).random(100).tolist()
 CASES = {
     "empty": {},
     "flat": {"avg_iou": 0.5, "total_gt": 3, "class_agnostic": False, "excluded_classes": []},
@@ -24,15 +28,30 @@ CASES = {
     "around-the-spelling-limits": {"v": [1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, -1e-4, -1e16] * 12},
     "short-digits": {"v": np.round(rng.random(300), 3).tolist() + [0.0, -0.0, 1.0, 0.5] * 10},
     "ints-beyond-64-bits": {"v": [2**70, -(2**64), 2**63, 1] * 20},
+    # a copy of a list is written once; equal lists of other items (1 == 1.0, 0.0 == -0.0) are not copies
+    "copies-at-other-indents": {"a": {"ious": FLOATS_100, "iou_values": list(FLOATS_100)}, "b": list(FLOATS_100),
+                                "t": tuple(FLOATS_100)},
+    "equal-but-spelled-otherwise": {"f": [1.0] * 70, "i": [1] * 70, "z": [0.0] * 70, "m": [-0.0] * 70,
+                                    "mixed": [1, 1.0] * 35, "mixed2": [1.0, 1] * 35},
 }
 
 
 @pytest.mark.parametrize("metrics", CASES.values(), ids=CASES.keys())
 def test_metrics_json_equals_json_dumps(metrics):
     assert metrics_json(metrics) == json.dumps(metrics, indent=2)
+    assert metrics_json_bytes(metrics) == json.dumps(metrics, indent=2).encode("ascii")
 
 
-YAML_CASES = {name: case for name, case in CASES.items() if name != "tuple"}  # safe_dump refuses tuples
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-2**53, 2**53)),
+                min_size=64, max_size=200))
+def test_metrics_json_of_any_finite_numbers(values):
+    floats_only = [float(v) for v in values]
+    metrics = {"v": values, "f": floats_only, "copy": list(floats_only)}
+    assert metrics_json(metrics) == json.dumps(metrics, indent=2)
+
+
+YAML_CASES = {name: case for name, case in CASES.items() if name not in ("tuple", "copies-at-other-indents")}  # safe_dump refuses tuples
 YAML_CASES["int-keys-and-lists-in-lists"] = {"class_stats": {0: {"ious": [0.5] * 70}, 2: {"v": [[0.25] * 70]}}}
 YAML_CASES["long-line-indent"] = {"a": {"b": {"c": {"d": rng.random(100).tolist(), "e": 1}}}, "f": [1.5] * 64}
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hbb2obb.scoring.order_stats import median, percentile
+from hbb2obb.scoring.order_stats import distinct, median, percentile
 
 # Values with many ties (a few distinct ones) or spread over magnitudes, 1 to 60 of them.
 values = st.one_of(
@@ -34,3 +34,15 @@ def test_input_is_not_reordered_and_nan_propagates():
     assert math.isnan(median(np.array([])))
     with pytest.raises(IndexError):
         percentile(np.array([]), 90)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(st.sampled_from([np.int64, np.int32, np.uint8, np.bool_]), st.integers(0, 40)))
+def test_distinct_is_np_unique(data):
+    got, want = distinct(data), np.unique(data)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_distinct_refuses_floats():
+    with pytest.raises(TypeError):
+        distinct(np.array([1.0, np.nan, np.nan]))

@@ -1,0 +1,34 @@
+"""What a plain ``hbb2obb-eval GT PRED -nb --json`` loads: nothing it does not use (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import rect
+
+# Runs the command in a fresh interpreter, then lists which of the packages and modules that a plain
+# run does not need (each costs start-up) it imported.
+DRIVER = r"""
+import contextlib, io, json, sys
+from hbb2obb.cli.eval import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    main.main(sys.argv[1:], standalone_mode=False)
+heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "fractions",
+         "xml.etree.ElementTree", "csv", "hbb2obb.scoring.golden", "hbb2obb.scoring.gates")
+print(json.dumps({"metrics": json.loads(out.getvalue()), "loaded": sorted(m for m in sys.modules if m in heavy)}))
+"""
+
+
+def test_plain_json_run_loads_no_heavy_package(tmp_path):
+    for side, shift, score in (("gt", 0, ""), ("pred", 1, " 0.9")):
+        (tmp_path / side).mkdir()
+        lines = [rect(20 * k + shift, 0, 10, 6, cls=k % 2) + score for k in range(10)]
+        (tmp_path / side / "frame.txt").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path / "gt"), str(tmp_path / "pred"), "-nb", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["metrics"]["total_matches"] == 10 and report["metrics"]["detection_scored"] is True
+    assert report["loaded"] == []
