@@ -298,7 +298,8 @@ class LabelBatch:
 
 
 def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[bool, Sequence[bool]],
-                   label_map: Optional[dict] = None, order: Optional[Sequence[int]] = None) -> LabelBatch:
+                   label_map: Optional[dict] = None, order: Optional[Sequence[int]] = None,
+                   blobs: Optional[Sequence[Optional[bytes]]] = None) -> LabelBatch:
     """Read many oriented-box label files at once, as :func:`read_obb_labels` reads each.
 
     Clean YOLO-OBB files (the usual case) are tokenized and converted together in one pass;
@@ -317,6 +318,10 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     order : sequence of int, optional
         Every index of ``paths`` once: the order in which the files are read one by one, when
         it is not the order of ``paths``.
+    blobs : sequence of bytes or None, optional
+        The files' bytes, one per path, when the caller has read them already (``None`` where
+        a file could not be read: the careful reader then reports why). Ignored for a ``None``
+        path (no boxes) and a ``.dota`` file (always the careful reader).
 
     Returns
     -------
@@ -335,8 +340,14 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     paths = tuple(None if p is None else os.fspath(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
     dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
-    blobs = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
-    fast = _FastRows.parse([b"" if p is None else None if d else next(blobs) for p, d in zip(paths, dota)])
+    if blobs is None:
+        found = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
+        blobs = [b"" if p is None else None if d else next(found) for p, d in zip(paths, dota)]
+    elif len(blobs) != len(paths):
+        raise ValueError(f"read_obb_batch: {len(blobs)} blobs for {len(paths)} paths")
+    elif any(dota) or None in paths:
+        blobs = [b"" if p is None else None if d else blob for p, d, blob in zip(paths, dota, blobs)]
+    fast = _FastRows.parse(list(blobs))
     unclean = np.flatnonzero(~fast.clean)
     if order is not None:
         rank = np.empty(len(paths), dtype=np.int64)

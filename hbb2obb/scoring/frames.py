@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -13,25 +13,26 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.text import read_blobs
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
 
 
-@dataclass(frozen=True)
-class FrameSpec:
+class FrameSpec(NamedTuple):
     """One frame to score: its name and the two label files (``pred_file`` may be absent).
 
     The files are kept as path strings, ``gt_path`` and ``pred_path`` give them as
-    :class:`~pathlib.Path`: pairing thousands of frames builds no path objects. ``label_bytes``
-    is the size of the two files together, for sizing batches of frames.
+    :class:`~pathlib.Path`: pairing thousands of frames builds no path objects, and a named
+    tuple is built in a third of the time of a frozen dataclass. File sizes are not asked
+    for (a ``stat`` per file cost as much as reading a small file): batches of frames are
+    sized by the bytes read (:func:`read_frame_batches`).
     """
 
     name: str
     gt_file: str
     pred_file: Optional[str]
-    label_bytes: int = 0
     gt_boxes: Optional[Boxes] = None  # read already (COCO, LabelMe, VOC, .dota sets): not read from gt_file
     pred_boxes: Optional[Boxes] = None
     recorded_size: Optional[tuple] = None  # (width, height) a COCO, VOC or LabelMe file gives the frame
@@ -65,11 +66,12 @@ class FramePlan:
     broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
 
 
-def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], list[str]]:
-    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name, and its broken links.
+def _label_files(folder: Path, role: str) -> tuple[dict[str, str], list[str]]:
+    """``{stem: path string}`` of the label files of a folder, sorted by name, and its broken links.
 
     A label file ends in ``.txt`` in any case (``.TXT`` too); a symbolic link whose target is
     gone is returned apart, by path, so the caller can name it instead of skipping it unseen.
+    Directory entries know their type: only symbolic links are looked up (no ``stat`` per file).
     """
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
@@ -78,15 +80,17 @@ def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], l
     suffix = len(LABEL_SUFFIX)
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
         labels = [e for e in entries if e.name[-suffix:].lower() == LABEL_SUFFIX]
-        found = sorted((e.name, e.stat().st_size) for e in labels if e.is_file())
+        found = sorted([e.name for e in labels if e.is_file()])
         broken = sorted(e.name for e in labels if e.is_symlink() and not os.path.exists(e.path))
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    files = {}
-    for name, size in found:
-        stem = name[:-suffix]
-        if stem in files:
-            raise InputError(f"{folder}: two label files for frame {stem!r}: {Path(files[stem][0]).name} and {name}")
-        files[stem] = (prefix + name, size)
+    files = {name[:-suffix]: prefix + name for name in found}
+    if len(files) < len(found):  # a.txt and a.TXT: two files of one frame; name the first pair in name order
+        seen = {}
+        for name in found:
+            stem = name[:-suffix]
+            if stem in seen:
+                raise InputError(f"{folder}: two label files for frame {stem!r}: {seen[stem]} and {name}")
+            seen[stem] = name
     return files, [prefix + name for name in broken]
 
 
@@ -108,7 +112,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
     label files at all. A file, or a folder of ``.xml``, ``.json`` or ``.dota`` files, is
     detected (:func:`~hbb2obb.io.label_sets.detect_format`) and read whole: its entries are
-    ``(FrameLabels, 0)`` instead of ``(path, bytes)``.
+    ``FrameLabels`` instead of path strings.
     """
     from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
 
@@ -128,7 +132,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     elif fmt is None:
         fmt = detect_format(path)
     label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
-    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False, []
+    return {frame.stem: frame for frame in label_set.frames}, label_set.problems, False, []
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
@@ -173,48 +177,50 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
 
 
 def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, pred_problems) -> FramePlan:
-    """Pairing when a side was read whole: its entries are ``(FrameLabels, 0)`` instead of ``(path, bytes)``."""
-    def split(entry):
-        item, size = entry
+    """Pairing when a side was read whole: its entries are ``FrameLabels`` instead of path strings."""
+    def split(item):
         if isinstance(item, str):
-            return item, None, size
+            return item, None
         # a frame of a COCO file is named within it: the file alone would name every frame
         where = str(item.source) if item.source.stem == item.stem else f"{item.source}:{item.stem}"
-        return where, item.boxes, size
+        return where, item.boxes
 
     def recorded(name):
         for side in (gt_files, pred_files):
-            item = side.get(name, (None,))[0]
+            item = side.get(name)
             if item is not None and not isinstance(item, str) and item.size is not None:
                 return tuple(float(v) for v in item.size)
         return None
 
-    plain_gt = {name: split(entry) for name, entry in gt_files.items()}
-    plain_pred = {name: split(entry) for name, entry in pred_files.items()}
-    plan = _pair({n: (p, b) for n, (p, _, b) in plain_gt.items()},
-                 {n: (p, b) for n, (p, _, b) in plain_pred.items()}, pred_dir, missing_pred)
-    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, spec.label_bytes,
-                             plain_gt[spec.name][1],
+    plain_gt = {name: split(item) for name, item in gt_files.items()}
+    plain_pred = {name: split(item) for name, item in pred_files.items()}
+    plan = _pair({n: p for n, (p, _) in plain_gt.items()}, {n: p for n, (p, _) in plain_pred.items()},
+                 pred_dir, missing_pred)
+    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, plain_gt[spec.name][1],
                              plain_pred[spec.name][1] if spec.name in plain_pred else None, recorded(spec.name))
                    for spec in plan.frames)
     return FramePlan(frames, plan.missing_pred, plan.orphan_pred, tuple(pred_problems))
 
 
 def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str) -> FramePlan:
-    """Frames of the names both sides have (and, by the policy, those only ground truth has)."""
-    missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
+    """Frames of the names both sides have (and, by the policy, those only ground truth has).
+
+    ``gt_files`` and ``pred_files`` are ``{name: path string}`` in name order.
+    """
+    missing = tuple(Path(path) for name, path in gt_files.items() if name not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
             f"{missing[0]}: no prediction file {Path(pred_dir) / missing[0].name}"
             + (f" (and {len(missing) - 1} more frames)" if len(missing) > 1 else "")
         )
-    absent = (None, 0)
-    frames = tuple(
-        FrameSpec(name, path, pred_files.get(name, absent)[0], size + pred_files.get(name, absent)[1])
-        for name, (path, size) in gt_files.items()
-        if name in pred_files or missing_pred == "empty"
-    )
-    orphans = tuple(Path(p) for n, (p, _) in pred_files.items() if n not in gt_files)
+    if missing and missing_pred != "empty":
+        names = [name for name in gt_files if name in pred_files]
+        gt_paths = [gt_files[name] for name in names]
+    else:
+        names, gt_paths = list(gt_files), list(gt_files.values())
+    pred_paths = map(pred_files.get, names)  # None: no prediction file (scored as empty)
+    frames = tuple(map(FrameSpec, names, gt_paths, pred_paths))
+    orphans = tuple(Path(path) for name, path in pred_files.items() if name not in gt_files)
     return FramePlan(frames, missing, orphans)
 
 
@@ -245,8 +251,8 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     submission = read_task1(pred_dir, label_map)
     none = Boxes(np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
     # every frame is scored: an image the submission does not list had no detections
-    frames = tuple(FrameSpec(name, path, f"{pred_dir}:{name}", size, pred_boxes=submission.boxes.get(name, none))
-                   for name, (path, size) in gt_files.items())
+    frames = tuple(FrameSpec(name, path, f"{pred_dir}:{name}", pred_boxes=submission.boxes.get(name, none))
+                   for name, path in gt_files.items())
     orphans = tuple(sorted(name for name in submission.boxes if name not in gt_files))
     return FramePlan(frames, (), (), pred_problems=submission.problems, orphan_images=orphans,
                      pred_source=Path(pred_dir))
@@ -350,22 +356,74 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     return found, None
 
 
-def _read_frames(specs: list, label_map: Optional[dict]):
+def _file_bytes(paths: list) -> list:
+    """The bytes of each file; ``b""`` where there is no file (``None``), ``None`` where it cannot be read."""
+    present = [path for path in paths if path is not None]
+    if len(present) == len(paths):
+        return read_blobs(paths)
+    found = iter(read_blobs(present))
+    return [b"" if path is None else next(found) for path in paths]
+
+
+def read_frame_batches(specs, max_frames: int, max_bytes: int):
+    """Runs of consecutive frames with their label files read: yields ``(specs, (gt_bytes, pred_bytes))``.
+
+    Each run holds at most ``max_frames`` frames and, unless one frame alone is larger, at
+    most ``max_bytes`` of label text: memory follows the largest frame, never the number of
+    frames. The sizes are learnt by reading, never asked for (a ``stat`` per file costs
+    about what reading a small file costs): the files are read a group at a time, each group
+    sized from the bytes per frame read so far, and the groups cut into runs. A file that
+    cannot be read gives ``None``, and the careful reader of :func:`load_frames` says why; a
+    frame's boxes read already (:attr:`FrameSpec.gt_boxes`, ``pred_boxes``) read no file.
+    """
+    specs = tuple(specs)
+    run, gt_run, pred_run, run_bytes = [], [], [], 0
+    start, group = 0, 16  # a small first group: a set of a few huge frames reads little ahead
+    while start < len(specs):
+        chosen = specs[start:start + group]
+        start += len(chosen)
+        gt_blobs = _file_bytes([spec.gt_file if spec.gt_boxes is None else None for spec in chosen])
+        pred_blobs = _file_bytes([spec.pred_file if spec.pred_boxes is None else None for spec in chosen])
+        sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
+        group_bytes = sum(sizes)
+        if len(run) + len(chosen) <= max_frames and run_bytes + group_bytes <= max_bytes:
+            run += chosen  # the usual case: the whole group fits the run
+            gt_run += gt_blobs
+            pred_run += pred_blobs
+            run_bytes += group_bytes
+        else:
+            for spec, gt_blob, pred_blob, size in zip(chosen, gt_blobs, pred_blobs, sizes):
+                if run and (len(run) >= max_frames or run_bytes + size > max_bytes):
+                    yield run, (gt_run, pred_run)
+                    run, gt_run, pred_run, run_bytes = [], [], [], 0
+                run.append(spec)
+                gt_run.append(gt_blob)
+                pred_run.append(pred_blob)
+                run_bytes += size
+        per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
+        group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
+    if run:
+        yield run, (gt_run, pred_run)
+
+
+def _read_frames(specs: list, label_map: Optional[dict], blobs: Optional[tuple] = None):
     """The label files of the frames, ground truth then predictions, read in frame order.
 
     Reading each side as one run keeps its boxes together; ``order`` keeps the first error
-    the one that reading frame after frame (ground truth, then prediction) meets.
+    the one that reading frame after frame (ground truth, then prediction) meets. ``blobs``
+    are the files' bytes, ``(gt_bytes, pred_bytes)``, when read already (:func:`read_frame_batches`).
     """
     n = len(specs)
     paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
+    contents = None if blobs is None else list(blobs[0][:n]) + list(blobs[1][:n])
     read = {i: boxes for i, boxes in enumerate([s.gt_boxes for s in specs] + [s.pred_boxes for s in specs])
             if boxes is not None}
     if not read:
-        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order, blobs=contents)
     batch = read_obb_batch([None if i in read else p for i, p in enumerate(paths)], strict=strict,
-                           label_map=label_map, order=order)
+                           label_map=label_map, order=order, blobs=contents)
     return _with_read_boxes(batch, read)
 
 
@@ -396,6 +454,7 @@ def load_frames(
     excluded_classes: tuple = (),
     exclude_edge_cases: bool = False,
     edge_tolerance: float = 1.0,
+    blobs: Optional[tuple] = None,
 ) -> tuple[LoadedFrames, FrameHealth]:
     """Read, repair, scale and filter several frames at once. Broken ground truth raises; predictions skip.
 
@@ -413,6 +472,9 @@ def load_frames(
     exclude_edge_cases : bool
         Drop ground-truth boxes touching the frame border (needs every frame's size).
     edge_tolerance : float
+    blobs : (list, list), optional
+        The bytes of the frames' ground-truth and prediction files, read already
+        (:func:`read_frame_batches`); by default the files are read here.
 
     Returns
     -------
@@ -422,9 +484,9 @@ def load_frames(
     specs = list(specs)
     frame_sizes, failure = _frame_sizes(specs, sizes, exclude_edge_cases)
     if failure is not None:
-        _read_frames(specs[: failure[0] + 1], label_map)  # the frame's own label files are read before its size
+        _read_frames(specs[: failure[0] + 1], label_map, blobs)  # the frame's own label files are read before its size
         raise failure[1]
-    batch = _read_frames(specs, label_map)
+    batch = _read_frames(specs, label_map, blobs)
     n = len(specs)
     codes = batch.rows.normalized  # per file: 1 normalized, 0 absolute, -1 no boxes; ground truth first
     known = np.array([size is not None for size in frame_sizes], dtype=bool)
