@@ -271,13 +271,13 @@ def _join(chunks: list) -> MatchTable:
     )
 
 
-def _batches(specs):
+def _batches(specs, read_ahead: bool = False):
     """Runs of consecutive frames, read: at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels each.
 
     A frame larger than the byte budget forms a batch of its own: memory follows the largest
     frame, never the number of frames. Yields ``(specs, blobs)`` (:func:`read_frame_batches`).
     """
-    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES)
+    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES, read_ahead=read_ahead)
 
 
 def _in_order(pool, function, items, ahead: int):
@@ -346,10 +346,28 @@ def evaluate_frames(
     recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
-    batches = _batches(plan.frames)
     jobs = resolve_jobs(jobs)
+    # a reading thread only where no worker process is forked (a fork must not copy a running thread)
+    read_ahead = jobs == 1 and (os.cpu_count() or 1) > 1 and os.environ.get("HBB2OBB_READ_AHEAD", "1") != "0"
+    batches = _batches(plan.frames, read_ahead)
+    try:
+        chunks, health = _run_chunks(batches, jobs, settings, sizes, label_map, detection is not None, progress)
+    finally:
+        batches.close()  # an error stopped the run early: the reading ends with it
+    # broken rows of predictions read whole when planning (a Task1 submission, a COCO file, ...)
+    health.skipped_pred_lines += len(plan.pred_problems)
+    health.problems.extend(plan.pred_problems)
+    pairs = _join_pairs(chunks)
+    result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
+                              label_map=label_map or None)
+    result.warnings.extend(_warnings_of(result, sizes))
+    return result
+
+
+def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool,
+                progress) -> tuple[list, FrameHealth]:
+    """Match the batches, in this process or in ``jobs`` workers; the chunks' columns in order and their health."""
     chunks, health = [], FrameHealth()
-    with_pairs = detection is not None
     first = [batch for batch in itertools.islice(batches, 2)]  # are there two chunks, worth workers?
     work = ((batch, settings, sizes, label_map, with_pairs, blobs)
             for batch, blobs in itertools.chain(first, batches))
@@ -369,14 +387,7 @@ def evaluate_frames(
             health.add(chunk_health)
             if progress:
                 progress(len(item[0]))
-    # broken rows of predictions read whole when planning (a Task1 submission, a COCO file, ...)
-    health.skipped_pred_lines += len(plan.pred_problems)
-    health.problems.extend(plan.pred_problems)
-    pairs = _join_pairs(chunks)
-    result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
-                              label_map=label_map or None)
-    result.warnings.extend(_warnings_of(result, sizes))
-    return result
+    return chunks, health
 
 
 def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str, str]]:

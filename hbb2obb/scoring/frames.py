@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, Optional
@@ -79,11 +82,14 @@ def _label_files(folder: Path, role: str) -> tuple[dict[str, str], list[str]]:
         raise InputError(f"{folder}: {role} path is not a folder")
     suffix = len(LABEL_SUFFIX)
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
-        labels = [e for e in entries if e.name[-suffix:].lower() == LABEL_SUFFIX]
-        found = sorted([e.name for e in labels if e.is_file()])
-        broken = sorted(e.name for e in labels if e.is_symlink() and not os.path.exists(e.path))
+        # the usual spelling first: the case-blind test only for the names it does not take
+        labels = [e for e in entries if e.name.endswith(LABEL_SUFFIX) or e.name[-suffix:].lower() == LABEL_SUFFIX]
+        found = [e.name for e in labels if e.is_file()]
+        others = [e for e in labels if not e.is_file()] if len(found) < len(labels) else []
+        broken = sorted(e.name for e in others if e.is_symlink() and not os.path.exists(e.path))
+    found.sort()
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    files = {name[:-suffix]: prefix + name for name in found}
+    files = dict(zip([name[:-suffix] for name in found], [prefix + name for name in found]))
     if len(files) < len(found):  # a.txt and a.TXT: two files of one frame; name the first pair in name order
         seen = {}
         for name in found:
@@ -365,7 +371,39 @@ def _file_bytes(paths: list) -> list:
     return [b"" if path is None else next(found) for path in paths]
 
 
-def read_frame_batches(specs, max_frames: int, max_bytes: int):
+def _read_group(chosen) -> tuple[list, list]:
+    """The ground-truth and prediction bytes of a group of frames (see :func:`read_frame_batches`)."""
+    return (_file_bytes([spec.gt_file if spec.gt_boxes is None else None for spec in chosen]),
+            _file_bytes([spec.pred_file if spec.pred_boxes is None else None for spec in chosen]))
+
+
+class _GroupReader:
+    """One group of label files read by a thread of its own, while the caller parses the group before.
+
+    ``os.open``, ``os.read`` and ``os.close`` release the GIL, so the kernel's share of reading
+    (most of it, for small files) runs beside the parsing. The thread reads one group and ends;
+    :meth:`result` waits for it, so no thread outlives the reading.
+    """
+
+    def __init__(self, chosen):
+        self.chosen, self._found, self._error = chosen, None, None
+        self._thread = threading.Thread(target=self._read, name="hbb2obb-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        try:
+            self._found = _read_group(self.chosen)
+        except BaseException as exc:  # re-raised in the caller's thread by result()
+            self._error = exc
+
+    def result(self) -> tuple[list, list]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._found
+
+
+def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bool = False):
     """Runs of consecutive frames with their label files read: yields ``(specs, (gt_bytes, pred_bytes))``.
 
     Each run holds at most ``max_frames`` frames and, unless one frame alone is larger, at
@@ -375,35 +413,50 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int):
     sized from the bytes per frame read so far, and the groups cut into runs. A file that
     cannot be read gives ``None``, and the careful reader of :func:`load_frames` says why; a
     frame's boxes read already (:attr:`FrameSpec.gt_boxes`, ``pred_boxes``) read no file.
+
+    ``read_ahead``: the next group is read by a thread while the caller works on this one's
+    runs (:class:`_GroupReader`). Never while another process may be forked from this one.
     """
     specs = tuple(specs)
     run, gt_run, pred_run, run_bytes = [], [], [], 0
     start, group = 0, 16  # a small first group: a set of a few huge frames reads little ahead
-    while start < len(specs):
-        chosen = specs[start:start + group]
-        start += len(chosen)
-        gt_blobs = _file_bytes([spec.gt_file if spec.gt_boxes is None else None for spec in chosen])
-        pred_blobs = _file_bytes([spec.pred_file if spec.pred_boxes is None else None for spec in chosen])
-        sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
-        group_bytes = sum(sizes)
-        if len(run) + len(chosen) <= max_frames and run_bytes + group_bytes <= max_bytes:
-            run += chosen  # the usual case: the whole group fits the run
-            gt_run += gt_blobs
-            pred_run += pred_blobs
-            run_bytes += group_bytes
-        else:
-            for spec, gt_blob, pred_blob, size in zip(chosen, gt_blobs, pred_blobs, sizes):
-                if run and (len(run) >= max_frames or run_bytes + size > max_bytes):
+    pending = None
+    try:
+        while start < len(specs):
+            if pending is not None:
+                chosen, (gt_blobs, pred_blobs) = pending.chosen, pending.result()
+                pending = None
+            else:
+                chosen = specs[start:start + group]
+                gt_blobs, pred_blobs = _read_group(chosen)
+            start += len(chosen)
+            sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
+            group_bytes = sum(sizes)
+            per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
+            group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
+            if read_ahead and start < len(specs):
+                pending = _GroupReader(specs[start:start + group])
+            taken = 0
+            while taken < len(chosen):  # cut the group into runs: as many frames as fit, by slices
+                room_frames = max_frames - len(run)
+                fit = bisect.bisect_right(list(itertools.accumulate(sizes[taken:taken + room_frames])),
+                                          max_bytes - run_bytes)
+                if fit == 0 and not run:
+                    fit = 1  # a frame larger than the byte budget: a run of its own
+                if fit:
+                    run += chosen[taken:taken + fit]
+                    gt_run += gt_blobs[taken:taken + fit]
+                    pred_run += pred_blobs[taken:taken + fit]
+                    run_bytes += sum(sizes[taken:taken + fit])
+                    taken += fit
+                if taken < len(chosen) or len(run) >= max_frames:
                     yield run, (gt_run, pred_run)
                     run, gt_run, pred_run, run_bytes = [], [], [], 0
-                run.append(spec)
-                gt_run.append(gt_blob)
-                pred_run.append(pred_blob)
-                run_bytes += size
-        per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
-        group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
-    if run:
-        yield run, (gt_run, pred_run)
+        if run:
+            yield run, (gt_run, pred_run)
+    finally:
+        if pending is not None:  # the caller stopped early (an error): no thread is left running
+            pending._thread.join()
 
 
 def _read_frames(specs: list, label_map: Optional[dict], blobs: Optional[tuple] = None):

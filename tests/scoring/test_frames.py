@@ -1,6 +1,7 @@
 """Loading frames in batches: the same boxes, counts and first error as one frame at a time."""
 
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -141,8 +142,10 @@ def _sizes_of(root, specs):
                                                               if s.pred_file else 0) for s in specs]
 
 
+@pytest.mark.parametrize("read_ahead", [False, True], ids=["in-place", "read-ahead"])
 @pytest.mark.parametrize("max_frames, max_bytes", [(3, 1 << 20), (1000, 200), (1000, 1), (2, 90)])
-def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(write_labels, max_frames, max_bytes):
+def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(write_labels, max_frames, max_bytes,
+                                                                             read_ahead):
     from hbb2obb.scoring.frames import read_frame_batches
 
     files = {f"gt/{i:02d}.txt": (rect(i, i, 4, 4) + "\n") * (1 + i % 4) for i in range(23)}
@@ -150,7 +153,7 @@ def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(writ
     files["gt/07.txt"] = (rect(7, 7, 4, 4) + "\n") * 40  # one frame larger than a small byte budget
     root = write_labels(files)
     specs = plan_frames(root / "gt", root / "pred", "empty").frames
-    runs = list(read_frame_batches(specs, max_frames, max_bytes))
+    runs = list(read_frame_batches(specs, max_frames, max_bytes, read_ahead=read_ahead))
     assert [spec for run, _ in runs for spec in run] == list(specs)  # every frame once, in order
     for run, (gt_bytes, pred_bytes) in runs:
         sizes = _sizes_of(root, run)
@@ -191,3 +194,21 @@ def test_two_files_of_one_frame_are_named_in_name_order(write_labels):
                          "pred/a.txt": good})
     with pytest.raises(InputError, match=r"two label files for frame 'a': a.TXT and a.Txt"):
         plan_frames(root / "gt", root / "pred")
+
+
+def _read_ahead_threads():
+    return [t for t in threading.enumerate() if t.name == "hbb2obb-read-ahead"]
+
+
+def test_no_reading_thread_outlives_the_batches(write_labels):
+    from hbb2obb.scoring.frames import read_frame_batches
+
+    root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(300) for side in ("gt", "pred")})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    batches = read_frame_batches(specs, 8, 1 << 20, read_ahead=True)
+    first = next(batches)
+    assert len(first[0]) == 8
+    batches.close()  # stopped early, as an error in the caller stops it: the thread reading ahead is joined
+    assert _read_ahead_threads() == []
+    assert sum(len(run) for run, _ in read_frame_batches(specs, 8, 1 << 20, read_ahead=True)) == 300
+    assert _read_ahead_threads() == []
