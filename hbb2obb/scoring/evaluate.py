@@ -178,7 +178,8 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
     rows = np.flatnonzero(matches.matched)
     angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
     on_edge = _best_on_dropped_edge(frames, pair_pred, pair_iou, settings) if settings.exclude_edge_cases else None
-    sizes_arr = np.array([size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
+    sizes_arr = np.full((len(frames.sizes), 2), np.nan) if not any(frames.sizes) else np.array(
+        [size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
     columns = dict(
         names=list(frames.names),
         sizes=sizes_arr.reshape(-1, 2),

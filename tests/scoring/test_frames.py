@@ -212,3 +212,16 @@ def test_no_reading_thread_outlives_the_batches(write_labels):
     assert _read_ahead_threads() == []
     assert sum(len(run) for run, _ in read_frame_batches(specs, 8, 1 << 20, read_ahead=True)) == 300
     assert _read_ahead_threads() == []
+
+
+@pytest.mark.parametrize("policy", ["skip", "empty"])
+def test_paired_frames_are_frame_specs_with_every_field(write_labels, policy):
+    from hbb2obb.scoring.frames import FrameSpec
+
+    root = write_labels(FRAMES)
+    specs = plan_frames(root / "gt", root / "pred", policy).frames
+    names = ["a", "b", "c", "d"] if policy == "empty" else ["a", "b", "d"]
+    expected = tuple(FrameSpec(n, str(root / "gt" / f"{n}.txt"), None if n == "c" else str(root / "pred" / f"{n}.txt"))
+                     for n in names)
+    assert specs == expected and all(type(s) is FrameSpec and len(s) == len(FrameSpec._fields) for s in specs)
+    assert specs[0].gt_boxes is None and specs[0].recorded_size is None and specs[0].pred_path.name == "a.txt"
