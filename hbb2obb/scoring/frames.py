@@ -196,7 +196,12 @@ def _collector_paused():
             gc.enable()
 
 
-def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pred_format, label_map, sizes):
+def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pred_format, label_map, sizes, *,
+                 task1: bool = False) -> FramePlan:
+    """:func:`plan_frames`; with ``task1``, a prediction folder that is a DOTA Task1 submission is read as one.
+
+    Each folder is listed once: the submission is told from the listing of per-frame files.
+    """
     gt_files, _, gt_listed, gt_broken = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
     if gt_broken:
         raise InputError(f"{gt_broken[0]}: broken symbolic link (its target does not exist)")
@@ -204,6 +209,8 @@ def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pre
         raise _no_labels_error(gt_dir)
     pred_files, pred_problems, pred_listed, pred_broken = _side(pred_dir, pred_format, "prediction", False,
                                                                 label_map, sizes)
+    if task1 and gt_listed and pred_listed and _is_submission(gt_files, pred_files):
+        return _task1_plan(gt_files, pred_dir, label_map)
     if gt_listed and pred_listed:
         plan = _pair(gt_files, pred_files, pred_dir, missing_pred)
     else:
@@ -269,21 +276,24 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     ground-truth file. Every ground-truth frame is then scored (a submission lists only images
     with detections, so a frame it lacks has none).
     """
-    from hbb2obb.io.dota_task1 import read_task1, task1_files
+    gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
+    task1 = pred_format is None and gt_format in (None, "yolo", "dota") and pred_dir.is_dir()
+    with _collector_paused():
+        return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1)
 
-    def per_frame() -> FramePlan:
-        return plan_frames(gt_dir, pred_dir, missing_pred, gt_format=gt_format, pred_format=pred_format,
-                           label_map=label_map, sizes=sizes)
 
-    if pred_format is not None or not Path(pred_dir).is_dir() or (gt_format not in (None, "yolo", "dota")):
-        return per_frame()
-    task1 = task1_files(pred_dir)
-    if not task1 or not Path(gt_dir).is_dir():
-        return per_frame()
-    gt_files, _ = _label_files(Path(gt_dir), "ground-truth")
-    if not gt_files or any(path.stem in gt_files for path in task1) or any(
-            name in gt_files for name in _label_files(Path(pred_dir), "prediction")[0]):
-        return per_frame()
+def _is_submission(gt_files: dict, pred_files: dict) -> bool:
+    """Listed prediction files that are a DOTA Task1 submission: ``Task1_<class>.txt`` files, none named like ground truth."""
+    from hbb2obb.io.dota_task1 import TASK1_FILE
+
+    return any(TASK1_FILE.match(os.path.basename(path)) for name, path in pred_files.items()
+               if name.startswith("Task1_")) and not any(name in gt_files for name in pred_files)
+
+
+def _task1_plan(gt_files: dict, pred_dir: Path, label_map: Optional[dict]) -> FramePlan:
+    """Every ground-truth frame with its detections from the submission in ``pred_dir``."""
+    from hbb2obb.io.dota_task1 import read_task1
+
     submission = read_task1(pred_dir, label_map)
     none = Boxes(np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
     # every frame is scored: an image the submission does not list had no detections

@@ -225,3 +225,17 @@ def test_paired_frames_are_frame_specs_with_every_field(write_labels, policy):
                      for n in names)
     assert specs == expected and all(type(s) is FrameSpec and len(s) == len(FrameSpec._fields) for s in specs)
     assert specs[0].gt_boxes is None and specs[0].recorded_size is None and specs[0].pred_path.name == "a.txt"
+
+
+def test_planning_lists_each_folder_once_and_looks_up_no_label_file(write_labels, monkeypatch):
+    from hbb2obb.scoring.frames import plan_any
+
+    root = write_labels({f"{side}/{i}.txt": rect(i, i, 4, 4) + "\n" for i in range(5) for side in ("gt", "pred")})
+    listed, stats = [], []
+    scandir, stat = os.scandir, os.stat
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(os.fspath(path)) or scandir(path))
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: stats.append(os.fspath(path)) or stat(path, *a, **k))
+    plan = plan_any(root / "gt", root / "pred")
+    assert [spec.name for spec in plan.frames] == ["0", "1", "2", "3", "4"] and plan.pred_source is None
+    assert sorted(listed) == [str(root / "gt"), str(root / "pred")]
+    assert not [path for path in stats if path.endswith(".txt")]
