@@ -7,6 +7,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import operator
 import os
 import threading
 from dataclasses import dataclass, field, replace
@@ -419,8 +420,21 @@ def _file_bytes(paths: list) -> list:
 
 def _read_group(chosen) -> tuple[list, list]:
     """The ground-truth and prediction bytes of a group of frames (see :func:`read_frame_batches`)."""
-    return (_file_bytes([spec.gt_file if spec.gt_boxes is None else None for spec in chosen]),
-            _file_bytes([spec.pred_file if spec.pred_boxes is None else None for spec in chosen]))
+    gt_boxes, pred_boxes = _fields(chosen, "gt_boxes"), _fields(chosen, "pred_boxes")
+    gt_paths, pred_paths = _fields(chosen, "gt_file"), _fields(chosen, "pred_file")
+    if gt_boxes.count(None) < len(chosen):  # a side read whole reads no file
+        gt_paths = [None if boxes is not None else path for path, boxes in zip(gt_paths, gt_boxes)]
+    if pred_boxes.count(None) < len(chosen):
+        pred_paths = [None if boxes is not None else path for path, boxes in zip(pred_paths, pred_boxes)]
+    return _file_bytes(gt_paths), _file_bytes(pred_paths)
+
+
+def _fields(specs, name: str) -> list:
+    """One field of every FrameSpec, gathered without a Python step per frame."""
+    return list(map(_FIELD_GETTERS[name], specs))
+
+
+_FIELD_GETTERS = {name: operator.itemgetter(index) for index, name in enumerate(FrameSpec._fields)}
 
 
 class _GroupReader:
@@ -476,7 +490,10 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
                 chosen = specs[start:start + group]
                 gt_blobs, pred_blobs = _read_group(chosen)
             start += len(chosen)
-            sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
+            if None in gt_blobs or None in pred_blobs:  # an unreadable file: no bytes of its own
+                sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
+            else:
+                sizes = list(map(operator.add, map(len, gt_blobs), map(len, pred_blobs)))
             group_bytes = sum(sizes)
             per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
             group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
@@ -513,12 +530,12 @@ def _read_frames(specs: list, label_map: Optional[dict], blobs: Optional[tuple] 
     are the files' bytes, ``(gt_bytes, pred_bytes)``, when read already (:func:`read_frame_batches`).
     """
     n = len(specs)
-    paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
+    paths = _fields(specs, "gt_file") + _fields(specs, "pred_file")
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
     contents = None if blobs is None else list(blobs[0][:n]) + list(blobs[1][:n])
-    read = {i: boxes for i, boxes in enumerate([s.gt_boxes for s in specs] + [s.pred_boxes for s in specs])
-            if boxes is not None}
+    given = _fields(specs, "gt_boxes") + _fields(specs, "pred_boxes")
+    read = {} if given.count(None) == len(given) else {i: boxes for i, boxes in enumerate(given) if boxes is not None}
     if not read:
         return read_obb_batch(paths, strict=strict, label_map=label_map, order=order, blobs=contents)
     batch = read_obb_batch([None if i in read else p for i, p in enumerate(paths)], strict=strict,
@@ -629,7 +646,7 @@ def load_frames(
         health.total_edge_cases += int(edge.sum())
         sides[0] = [gt[~edge], gt_frame[~edge]]
         sides.append([gt[edge], gt_frame[edge]])
-    names = tuple(spec.name for spec in specs)
+    names = tuple(_fields(specs, "name"))
     loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1],
                           *(sides[2] if len(sides) > 2 else ()))
     return loaded, health
