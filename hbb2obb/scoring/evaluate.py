@@ -23,8 +23,8 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.frames import (MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any,
-                                    read_frame_batches)
+from hbb2obb.scoring.frame_batches import read_frame_batches
+from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.scoring.detection import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs

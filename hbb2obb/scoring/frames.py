@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import functools
 import gc
 import itertools
 import operator
 import os
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, Optional
@@ -20,7 +18,6 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
-from hbb2obb.io.text import read_blobs
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 
 LABEL_SUFFIX = ".txt"
@@ -34,7 +31,7 @@ class FrameSpec(NamedTuple):
     :class:`~pathlib.Path`: pairing thousands of frames builds no path objects, and a named
     tuple is built in a third of the time of a frozen dataclass. File sizes are not asked
     for (a ``stat`` per file cost as much as reading a small file): batches of frames are
-    sized by the bytes read (:func:`read_frame_batches`).
+    sized by the bytes read (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`).
     """
 
     name: str
@@ -56,6 +53,14 @@ class FrameSpec(NamedTuple):
 # FrameSpec from a full tuple of its fields without the Python-level __new__ (a third of the
 # time); the tuple must give every field (tests compare with FrameSpec built field by field)
 _new_spec = functools.partial(tuple.__new__, FrameSpec)
+
+
+def spec_column(specs, name: str) -> list:
+    """One field of every FrameSpec, gathered without a Python step per frame."""
+    return list(map(_FIELD_GETTERS[name], specs))
+
+
+_FIELD_GETTERS = {name: operator.itemgetter(index) for index, name in enumerate(FrameSpec._fields)}
 
 
 @dataclass(frozen=True)
@@ -409,132 +414,20 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     return found, None
 
 
-def _file_bytes(paths: list) -> list:
-    """The bytes of each file; ``b""`` where there is no file (``None``), ``None`` where it cannot be read."""
-    present = [path for path in paths if path is not None]
-    if len(present) == len(paths):
-        return read_blobs(paths)
-    found = iter(read_blobs(present))
-    return [b"" if path is None else next(found) for path in paths]
-
-
-def _read_group(chosen) -> tuple[list, list]:
-    """The ground-truth and prediction bytes of a group of frames (see :func:`read_frame_batches`)."""
-    gt_boxes, pred_boxes = _fields(chosen, "gt_boxes"), _fields(chosen, "pred_boxes")
-    gt_paths, pred_paths = _fields(chosen, "gt_file"), _fields(chosen, "pred_file")
-    if gt_boxes.count(None) < len(chosen):  # a side read whole reads no file
-        gt_paths = [None if boxes is not None else path for path, boxes in zip(gt_paths, gt_boxes)]
-    if pred_boxes.count(None) < len(chosen):
-        pred_paths = [None if boxes is not None else path for path, boxes in zip(pred_paths, pred_boxes)]
-    return _file_bytes(gt_paths), _file_bytes(pred_paths)
-
-
-def _fields(specs, name: str) -> list:
-    """One field of every FrameSpec, gathered without a Python step per frame."""
-    return list(map(_FIELD_GETTERS[name], specs))
-
-
-_FIELD_GETTERS = {name: operator.itemgetter(index) for index, name in enumerate(FrameSpec._fields)}
-
-
-class _GroupReader:
-    """One group of label files read by a thread of its own, while the caller parses the group before.
-
-    ``os.open``, ``os.read`` and ``os.close`` release the GIL, so the kernel's share of reading
-    (most of it, for small files) runs beside the parsing. The thread reads one group and ends;
-    :meth:`result` waits for it, so no thread outlives the reading.
-    """
-
-    def __init__(self, chosen):
-        self.chosen, self._found, self._error = chosen, None, None
-        self._thread = threading.Thread(target=self._read, name="hbb2obb-read-ahead", daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        try:
-            self._found = _read_group(self.chosen)
-        except BaseException as exc:  # re-raised in the caller's thread by result()
-            self._error = exc
-
-    def result(self) -> tuple[list, list]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._found
-
-
-def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bool = False):
-    """Runs of consecutive frames with their label files read: yields ``(specs, (gt_bytes, pred_bytes))``.
-
-    Each run holds at most ``max_frames`` frames and, unless one frame alone is larger, at
-    most ``max_bytes`` of label text: memory follows the largest frame, never the number of
-    frames. The sizes are learnt by reading, never asked for (a ``stat`` per file costs
-    about what reading a small file costs): the files are read a group at a time, each group
-    sized from the bytes per frame read so far, and the groups cut into runs. A file that
-    cannot be read gives ``None``, and the careful reader of :func:`load_frames` says why; a
-    frame's boxes read already (:attr:`FrameSpec.gt_boxes`, ``pred_boxes``) read no file.
-
-    ``read_ahead``: the next group is read by a thread while the caller works on this one's
-    runs (:class:`_GroupReader`). Never while another process may be forked from this one.
-    """
-    specs = tuple(specs)
-    run, gt_run, pred_run, run_bytes = [], [], [], 0
-    start, group = 0, 16  # a small first group: a set of a few huge frames reads little ahead
-    pending = None
-    try:
-        while start < len(specs):
-            if pending is not None:
-                chosen, (gt_blobs, pred_blobs) = pending.chosen, pending.result()
-                pending = None
-            else:
-                chosen = specs[start:start + group]
-                gt_blobs, pred_blobs = _read_group(chosen)
-            start += len(chosen)
-            if None in gt_blobs or None in pred_blobs:  # an unreadable file: no bytes of its own
-                sizes = [len(g or b"") + len(p or b"") for g, p in zip(gt_blobs, pred_blobs)]
-            else:
-                sizes = list(map(operator.add, map(len, gt_blobs), map(len, pred_blobs)))
-            group_bytes = sum(sizes)
-            per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
-            group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
-            if read_ahead and start < len(specs):
-                pending = _GroupReader(specs[start:start + group])
-            taken = 0
-            while taken < len(chosen):  # cut the group into runs: as many frames as fit, by slices
-                room_frames = max_frames - len(run)
-                fit = bisect.bisect_right(list(itertools.accumulate(sizes[taken:taken + room_frames])),
-                                          max_bytes - run_bytes)
-                if fit == 0 and not run:
-                    fit = 1  # a frame larger than the byte budget: a run of its own
-                if fit:
-                    run += chosen[taken:taken + fit]
-                    gt_run += gt_blobs[taken:taken + fit]
-                    pred_run += pred_blobs[taken:taken + fit]
-                    run_bytes += sum(sizes[taken:taken + fit])
-                    taken += fit
-                if taken < len(chosen) or len(run) >= max_frames:
-                    yield run, (gt_run, pred_run)
-                    run, gt_run, pred_run, run_bytes = [], [], [], 0
-        if run:
-            yield run, (gt_run, pred_run)
-    finally:
-        if pending is not None:  # the caller stopped early (an error): no thread is left running
-            pending._thread.join()
-
-
 def _read_frames(specs: list, label_map: Optional[dict], blobs: Optional[tuple] = None):
     """The label files of the frames, ground truth then predictions, read in frame order.
 
     Reading each side as one run keeps its boxes together; ``order`` keeps the first error
     the one that reading frame after frame (ground truth, then prediction) meets. ``blobs``
-    are the files' bytes, ``(gt_bytes, pred_bytes)``, when read already (:func:`read_frame_batches`).
+    are the files' bytes, ``(gt_bytes, pred_bytes)``, when read already
+    (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`).
     """
     n = len(specs)
-    paths = _fields(specs, "gt_file") + _fields(specs, "pred_file")
+    paths = spec_column(specs, "gt_file") + spec_column(specs, "pred_file")
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
     contents = None if blobs is None else list(blobs[0][:n]) + list(blobs[1][:n])
-    given = _fields(specs, "gt_boxes") + _fields(specs, "pred_boxes")
+    given = spec_column(specs, "gt_boxes") + spec_column(specs, "pred_boxes")
     read = {} if given.count(None) == len(given) else {i: boxes for i, boxes in enumerate(given) if boxes is not None}
     if not read:
         return read_obb_batch(paths, strict=strict, label_map=label_map, order=order, blobs=contents)
@@ -590,7 +483,7 @@ def load_frames(
     edge_tolerance : float
     blobs : (list, list), optional
         The bytes of the frames' ground-truth and prediction files, read already
-        (:func:`read_frame_batches`); by default the files are read here.
+        (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`); by default the files are read here.
 
     Returns
     -------
@@ -646,7 +539,7 @@ def load_frames(
         health.total_edge_cases += int(edge.sum())
         sides[0] = [gt[~edge], gt_frame[~edge]]
         sides.append([gt[edge], gt_frame[edge]])
-    names = tuple(_fields(specs, "name"))
+    names = tuple(spec_column(specs, "name"))
     loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1],
                           *(sides[2] if len(sides) > 2 else ()))
     return loaded, health
