@@ -437,12 +437,13 @@ finally:
 """
 STAGES = [  # (module, attribute, label); a missing attribute is skipped (older versions of the core)
     ("cli", "plan_frames", "pairing files"),
+    ("cli", "plan_any", "pairing files"),  # what the command calls (plan_frames, or a Task1 submission)
     ("cli", "evaluate_frames", "evaluate"),
     ("core", "_match_chunk", "chunk"),
     ("core", "load_frame", "load"),
     ("core", "load_frames", "load"),
     ("frames", "read_obb_labels", "parsing"),
-    ("frames", "read_obb_batch", "parsing"),
+    ("frames", "read_obb_batch", "parsing"),  # the bytes are read before (read_frame_batches)
     ("core", "candidate_pairs", "candidate pairs"),
     ("core", "iou_pairs", "IoU"),
     ("core", "match_pairs", "matching"),
@@ -470,14 +471,15 @@ def profile_rows(wall: float, spent: dict) -> list:
         ("interpreter start", wall - get("in process", wall)),
         ("imports", get("imports", 0.0)),
         ("pairing files", get("pairing files", 0.0)),
-        ("reading and parsing labels", get("parsing", 0.0)),
+        ("parsing labels", get("parsing", 0.0)),
         ("repair, scaling, filters", get("load", 0.0) - get("parsing", 0.0)),
         ("candidate pairs (AABB)", get("candidate pairs", 0.0)),
         ("IoU (polygon clipping)", get("IoU", 0.0)),
         ("matching", get("matching", 0.0)),
         ("orientation errors", get("orientation", 0.0)),
         ("rest of the chunk work", get("chunk", 0.0) - chunk_parts),
-        ("joining chunks, warnings", get("evaluate", 0.0) - get("chunk", 0.0)),
+        # label bytes are read between chunks (by a thread with -j 1: here only the wait for it)
+        ("reading label files, joining chunks", get("evaluate", 0.0) - get("chunk", 0.0)),
         ("statistics (metric dict)", get("statistics", 0.0)),
         ("JSON text", get("JSON", 0.0)),
     ]

@@ -26,7 +26,7 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     assert float(re.search(r"ratio b/a: ([\d.]+)x", out).group(1)) > 0
     assert re.search(r"-j 2\s+[\d.]+ s\s+x[\d.]+\s+\d+ MB\s+yes", out)  # same output and warnings
     assert re.search(r"shapely reference, 1 frame .* agree: yes", out)
-    stages = re.findall(r"^\s+(reading and parsing labels|IoU \(polygon clipping\)|statistics \(metric dict\))\s+"
+    stages = re.findall(r"^\s+(parsing labels|IoU \(polygon clipping\)|statistics \(metric dict\))\s+"
                         r"([\d.]+) s", out, flags=re.M)
     assert len(stages) == 3
     # the generated data is deterministic: same seed, same files

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,12 +171,15 @@ class _FastRows:
     @classmethod
     def parse(cls, blobs) -> "_FastRows":
         """Parse in groups of about ``_PARSE_BYTES`` of text: the work arrays stay small and warm."""
-        groups, start, size = [], 0, 0
-        for index, blob in enumerate(blobs):
-            size += 0 if blob is None else len(blob)
-            if size >= _PARSE_BYTES or index == len(blobs) - 1:
-                groups.append((start, index + 1))
-                start, size = index + 1, 0
+        # a group ends at the first file that brings it to _PARSE_BYTES (or at the last file);
+        # found on the running total by bisection, not file by file
+        sizes = map(len, blobs) if None not in blobs else (0 if blob is None else len(blob) for blob in blobs)
+        total = list(itertools.accumulate(sizes, initial=0))
+        groups, start = [], 0
+        while start < len(blobs):
+            end = min(bisect.bisect_left(total, total[start] + _PARSE_BYTES, lo=start + 1), len(blobs))
+            groups.append((start, end))
+            start = end
         parts = [cls._parse_group(blobs[a:b], a) for a, b in groups]
         if len(parts) == 1:
             return parts[0]
@@ -298,7 +303,8 @@ class LabelBatch:
 
 
 def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[bool, Sequence[bool]],
-                   label_map: Optional[dict] = None, order: Optional[Sequence[int]] = None) -> LabelBatch:
+                   label_map: Optional[dict] = None, order: Optional[Sequence[int]] = None,
+                   blobs: Optional[Sequence[Optional[bytes]]] = None) -> LabelBatch:
     """Read many oriented-box label files at once, as :func:`read_obb_labels` reads each.
 
     Clean YOLO-OBB files (the usual case) are tokenized and converted together in one pass;
@@ -317,6 +323,10 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     order : sequence of int, optional
         Every index of ``paths`` once: the order in which the files are read one by one, when
         it is not the order of ``paths``.
+    blobs : sequence of bytes or None, optional
+        The files' bytes, one per path, when the caller has read them already (``None`` where
+        a file could not be read: the careful reader then reports why). Ignored for a ``None``
+        path (no boxes) and a ``.dota`` file (always the careful reader).
 
     Returns
     -------
@@ -332,11 +342,22 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     >>> batch.counts.tolist(), [len(p) for p in batch.problems], batch.normalized
     ([1, 1, 0], [0, 1, 0], [False, True, None])
     """
-    paths = tuple(None if p is None else os.fspath(p) for p in paths)
+    paths = tuple(paths)
+    if not set(map(type, paths)) <= {str, type(None)}:  # path strings (the planner's) need no conversion
+        paths = tuple(None if p is None else os.fspath(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
-    dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
-    blobs = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
-    fast = _FastRows.parse([b"" if p is None else None if d else next(blobs) for p, d in zip(paths, dota)])
+    if ".dota\0" in "\0".join([*filter(None, paths), ""]).lower():  # a look at each path only when one is
+        dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
+    else:
+        dota = [False] * len(paths)
+    if blobs is None:
+        found = iter(read_blobs([p for p, d in zip(paths, dota) if p is not None and not d]))
+        blobs = [b"" if p is None else None if d else next(found) for p, d in zip(paths, dota)]
+    elif len(blobs) != len(paths):
+        raise ValueError(f"read_obb_batch: {len(blobs)} blobs for {len(paths)} paths")
+    elif any(dota) or None in paths:
+        blobs = [b"" if p is None else None if d else blob for p, d, blob in zip(paths, dota, blobs)]
+    fast = _FastRows.parse(list(blobs))
     unclean = np.flatnonzero(~fast.clean)
     if order is not None:
         rank = np.empty(len(paths), dtype=np.int64)

@@ -9,7 +9,9 @@ the same table.
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 import os
 import warnings
 from collections import Counter
@@ -21,6 +23,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
+from hbb2obb.scoring.frame_batches import read_frame_batches
 from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
@@ -31,7 +34,7 @@ from hbb2obb.geometry.exact import settle_ties
 from hbb2obb.scoring.metrics import IOU_LADDER, class_statistics, dense_classes, pair_statistics
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
 
-CHUNK_FRAMES = 256  # at most this many frames are loaded and matched together (one IoU call)
+CHUNK_FRAMES = 4096  # at most this many frames are loaded and matched together (one IoU call)
 CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
 
 
@@ -128,11 +131,12 @@ class EvaluationResult:
         return summarize_run(self.table, self.pairs, self.detection)
 
 
-def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False) -> tuple:
+def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False,
+                 blobs: Optional[tuple] = None) -> tuple:
     """Load and match a run of frames; returns the chunk's columns and its health.
 
     ``with_pairs``: also keep every same-frame pair with positive IoU, any classes (detection
-    metrics).
+    metrics). ``blobs``: the frames' label bytes, read already (:func:`read_frame_batches`).
     """
     frames, health = load_frames(
         specs,
@@ -141,6 +145,7 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
         excluded_classes=settings.excluded_classes,
         exclude_edge_cases=settings.exclude_edge_cases,
         edge_tolerance=settings.edge_tolerance,
+        blobs=blobs,
     )
     gt, pred = frames.gt, frames.pred
     # An IoU exactly on a bound (1/10, 1/2: common with integer corners) is decided exactly, not
@@ -173,7 +178,8 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
     rows = np.flatnonzero(matches.matched)
     angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
     on_edge = _best_on_dropped_edge(frames, pair_pred, pair_iou, settings) if settings.exclude_edge_cases else None
-    sizes_arr = np.array([size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
+    sizes_arr = np.full((len(frames.sizes), 2), np.nan) if not any(frames.sizes) else np.array(
+        [size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)
     columns = dict(
         names=list(frames.names),
         sizes=sizes_arr.reshape(-1, 2),
@@ -266,22 +272,28 @@ def _join(chunks: list) -> MatchTable:
     )
 
 
-def _batches(specs: list) -> list:
-    """Runs of consecutive frames, each of at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels.
+def _batches(specs, read_ahead: bool = False):
+    """Runs of consecutive frames, read: at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels each.
 
     A frame larger than the byte budget forms a batch of its own: memory follows the largest
-    frame, never the number of frames.
+    frame, never the number of frames. Yields ``(specs, blobs)`` (:func:`read_frame_batches`).
     """
-    batches, current, size = [], [], 0
-    for spec in specs:
-        if current and (len(current) >= CHUNK_FRAMES or size + spec.label_bytes > CHUNK_BYTES):
-            batches.append(current)
-            current, size = [], 0
-        current.append(spec)
-        size += spec.label_bytes
-    if current:
-        batches.append(current)
-    return batches
+    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES, read_ahead=read_ahead)
+
+
+def _in_order(pool, function, items, ahead: int):
+    """``pool.map(function, items)``, with at most ``ahead`` items submitted and not yet returned.
+
+    ``Executor.map`` submits every item at once, which would read every label file before the
+    first chunk is matched; here the reading keeps pace with the workers.
+    """
+    pending = collections.deque()
+    for item in items:
+        pending.append(pool.submit(function, item))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def resolve_jobs(jobs: int) -> int:
@@ -335,29 +347,14 @@ def evaluate_frames(
     recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
-    specs = list(plan.frames)
-    batches = _batches(specs)
     jobs = resolve_jobs(jobs)
-    chunks, health = [], FrameHealth()
-    with_pairs = detection is not None
-    work = [(batch, settings, sizes, label_map, with_pairs) for batch in batches]
-    if jobs > 1 and len(batches) > 1:
-        from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
-            outputs = pool.map(_chunk_job, work)
-            for batch, (columns, chunk_health) in zip(batches, outputs):
-                chunks.append(columns)
-                health.add(chunk_health)
-                if progress:
-                    progress(len(batch))
-    else:
-        for batch, item in zip(batches, work):
-            columns, chunk_health = _chunk_job(item)
-            chunks.append(columns)
-            health.add(chunk_health)
-            if progress:
-                progress(len(batch))
+    # a reading thread only where no worker process is forked (a fork must not copy a running thread)
+    read_ahead = jobs == 1 and (os.cpu_count() or 1) > 1 and os.environ.get("HBB2OBB_READ_AHEAD", "1") != "0"
+    batches = _batches(plan.frames, read_ahead)
+    try:
+        chunks, health = _run_chunks(batches, jobs, settings, sizes, label_map, detection is not None, progress)
+    finally:
+        batches.close()  # an error stopped the run early: the reading ends with it
     # broken rows of predictions read whole when planning (a Task1 submission, a COCO file, ...)
     health.skipped_pred_lines += len(plan.pred_problems)
     health.problems.extend(plan.pred_problems)
@@ -366,6 +363,32 @@ def evaluate_frames(
                               label_map=label_map or None)
     result.warnings.extend(_warnings_of(result, sizes))
     return result
+
+
+def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool,
+                progress) -> tuple[list, FrameHealth]:
+    """Match the batches, in this process or in ``jobs`` workers; the chunks' columns in order and their health."""
+    chunks, health = [], FrameHealth()
+    first = [batch for batch in itertools.islice(batches, 2)]  # are there two chunks, worth workers?
+    work = ((batch, settings, sizes, label_map, with_pairs, blobs)
+            for batch, blobs in itertools.chain(first, batches))
+    if jobs > 1 and len(first) > 1:
+        from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for columns, chunk_health in _in_order(pool, _chunk_job, work, 2 * jobs):
+                chunks.append(columns)
+                health.add(chunk_health)
+                if progress:
+                    progress(len(columns["names"]))
+    else:
+        for item in work:
+            columns, chunk_health = _chunk_job(item)
+            chunks.append(columns)
+            health.add(chunk_health)
+            if progress:
+                progress(len(item[0]))
+    return chunks, health
 
 
 def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str, str]]:

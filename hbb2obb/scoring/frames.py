@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
+import itertools
+import operator
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -19,19 +24,19 @@ LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
 
 
-@dataclass(frozen=True)
-class FrameSpec:
+class FrameSpec(NamedTuple):
     """One frame to score: its name and the two label files (``pred_file`` may be absent).
 
     The files are kept as path strings, ``gt_path`` and ``pred_path`` give them as
-    :class:`~pathlib.Path`: pairing thousands of frames builds no path objects. ``label_bytes``
-    is the size of the two files together, for sizing batches of frames.
+    :class:`~pathlib.Path`: pairing thousands of frames builds no path objects, and a named
+    tuple is built in a third of the time of a frozen dataclass. File sizes are not asked
+    for (a ``stat`` per file cost as much as reading a small file): batches of frames are
+    sized by the bytes read (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`).
     """
 
     name: str
     gt_file: str
     pred_file: Optional[str]
-    label_bytes: int = 0
     gt_boxes: Optional[Boxes] = None  # read already (COCO, LabelMe, VOC, .dota sets): not read from gt_file
     pred_boxes: Optional[Boxes] = None
     recorded_size: Optional[tuple] = None  # (width, height) a COCO, VOC or LabelMe file gives the frame
@@ -43,6 +48,19 @@ class FrameSpec:
     @property
     def pred_path(self) -> Optional[Path]:
         return None if self.pred_file is None else Path(self.pred_file)
+
+
+# FrameSpec from a full tuple of its fields without the Python-level __new__ (a third of the
+# time); the tuple must give every field (tests compare with FrameSpec built field by field)
+_new_spec = functools.partial(tuple.__new__, FrameSpec)
+
+
+def spec_column(specs, name: str) -> list:
+    """One field of every FrameSpec, gathered without a Python step per frame."""
+    return list(map(_FIELD_GETTERS[name], specs))
+
+
+_FIELD_GETTERS = {name: operator.itemgetter(index) for index, name in enumerate(FrameSpec._fields)}
 
 
 @dataclass(frozen=True)
@@ -65,11 +83,12 @@ class FramePlan:
     broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
 
 
-def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], list[str]]:
-    """``{stem: (path string, bytes)}`` of the label files of a folder, sorted by name, and its broken links.
+def _label_files(folder: Path, role: str) -> tuple[dict[str, str], list[str]]:
+    """``{stem: path string}`` of the label files of a folder, sorted by name, and its broken links.
 
     A label file ends in ``.txt`` in any case (``.TXT`` too); a symbolic link whose target is
     gone is returned apart, by path, so the caller can name it instead of skipping it unseen.
+    Directory entries know their type: only symbolic links are looked up (no ``stat`` per file).
     """
     if not folder.exists():
         raise InputError(f"{folder}: {role} folder not found")
@@ -77,16 +96,21 @@ def _label_files(folder: Path, role: str) -> tuple[dict[str, tuple[str, int]], l
         raise InputError(f"{folder}: {role} path is not a folder")
     suffix = len(LABEL_SUFFIX)
     with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
-        labels = [e for e in entries if e.name[-suffix:].lower() == LABEL_SUFFIX]
-        found = sorted((e.name, e.stat().st_size) for e in labels if e.is_file())
-        broken = sorted(e.name for e in labels if e.is_symlink() and not os.path.exists(e.path))
+        # the usual spelling first: the case-blind test only for the names it does not take
+        labels = [e for e in entries if e.name.endswith(LABEL_SUFFIX) or e.name[-suffix:].lower() == LABEL_SUFFIX]
+        found = [e.name for e in labels if e.is_file()]
+        others = [e for e in labels if not e.is_file()] if len(found) < len(labels) else []
+        broken = sorted(e.name for e in others if e.is_symlink() and not os.path.exists(e.path))
+    found.sort()
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    files = {}
-    for name, size in found:
-        stem = name[:-suffix]
-        if stem in files:
-            raise InputError(f"{folder}: two label files for frame {stem!r}: {Path(files[stem][0]).name} and {name}")
-        files[stem] = (prefix + name, size)
+    files = dict(zip([name[:-suffix] for name in found], [prefix + name for name in found]))
+    if len(files) < len(found):  # a.txt and a.TXT: two files of one frame; name the first pair in name order
+        seen = {}
+        for name in found:
+            stem = name[:-suffix]
+            if stem in seen:
+                raise InputError(f"{folder}: two label files for frame {stem!r}: {seen[stem]} and {name}")
+            seen[stem] = name
     return files, [prefix + name for name in broken]
 
 
@@ -108,7 +132,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
     label files at all. A file, or a folder of ``.xml``, ``.json`` or ``.dota`` files, is
     detected (:func:`~hbb2obb.io.label_sets.detect_format`) and read whole: its entries are
-    ``(FrameLabels, 0)`` instead of ``(path, bytes)``.
+    ``FrameLabels`` instead of path strings.
     """
     from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
 
@@ -128,7 +152,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     elif fmt is None:
         fmt = detect_format(path)
     label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
-    return {frame.stem: (frame, 0) for frame in label_set.frames}, label_set.problems, False, []
+    return {frame.stem: frame for frame in label_set.frames}, label_set.problems, False, []
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
@@ -157,7 +181,33 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         ground-truth label file that is a broken symbolic link, two files of one frame
         (``a.txt`` and ``a.TXT``).
     """
-    gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
+    with _collector_paused():
+        return _plan_frames(Path(gt_dir), Path(pred_dir), missing_pred, gt_format, pred_format, label_map, sizes)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while a plan is built (and back as it was after).
+
+    Pairing 100,000 frames makes 100,000 small tuples that hold no cycles, and each few
+    hundred of them set off a collection that walks every object the process holds: a
+    quarter of the pairing's time, for nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pred_format, label_map, sizes, *,
+                 task1: bool = False) -> FramePlan:
+    """:func:`plan_frames`; with ``task1``, a prediction folder that is a DOTA Task1 submission is read as one.
+
+    Each folder is listed once: the submission is told from the listing of per-frame files.
+    """
     gt_files, _, gt_listed, gt_broken = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
     if gt_broken:
         raise InputError(f"{gt_broken[0]}: broken symbolic link (its target does not exist)")
@@ -165,6 +215,8 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         raise _no_labels_error(gt_dir)
     pred_files, pred_problems, pred_listed, pred_broken = _side(pred_dir, pred_format, "prediction", False,
                                                                 label_map, sizes)
+    if task1 and gt_listed and pred_listed and _is_submission(gt_files, pred_files):
+        return _task1_plan(gt_files, pred_dir, label_map)
     if gt_listed and pred_listed:
         plan = _pair(gt_files, pred_files, pred_dir, missing_pred)
     else:
@@ -173,48 +225,51 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
 
 
 def _pair_read(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, pred_problems) -> FramePlan:
-    """Pairing when a side was read whole: its entries are ``(FrameLabels, 0)`` instead of ``(path, bytes)``."""
-    def split(entry):
-        item, size = entry
+    """Pairing when a side was read whole: its entries are ``FrameLabels`` instead of path strings."""
+    def split(item):
         if isinstance(item, str):
-            return item, None, size
+            return item, None
         # a frame of a COCO file is named within it: the file alone would name every frame
         where = str(item.source) if item.source.stem == item.stem else f"{item.source}:{item.stem}"
-        return where, item.boxes, size
+        return where, item.boxes
 
     def recorded(name):
         for side in (gt_files, pred_files):
-            item = side.get(name, (None,))[0]
+            item = side.get(name)
             if item is not None and not isinstance(item, str) and item.size is not None:
                 return tuple(float(v) for v in item.size)
         return None
 
-    plain_gt = {name: split(entry) for name, entry in gt_files.items()}
-    plain_pred = {name: split(entry) for name, entry in pred_files.items()}
-    plan = _pair({n: (p, b) for n, (p, _, b) in plain_gt.items()},
-                 {n: (p, b) for n, (p, _, b) in plain_pred.items()}, pred_dir, missing_pred)
-    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, spec.label_bytes,
-                             plain_gt[spec.name][1],
+    plain_gt = {name: split(item) for name, item in gt_files.items()}
+    plain_pred = {name: split(item) for name, item in pred_files.items()}
+    plan = _pair({n: p for n, (p, _) in plain_gt.items()}, {n: p for n, (p, _) in plain_pred.items()},
+                 pred_dir, missing_pred)
+    frames = tuple(FrameSpec(spec.name, spec.gt_file, spec.pred_file, plain_gt[spec.name][1],
                              plain_pred[spec.name][1] if spec.name in plain_pred else None, recorded(spec.name))
                    for spec in plan.frames)
     return FramePlan(frames, plan.missing_pred, plan.orphan_pred, tuple(pred_problems))
 
 
 def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str) -> FramePlan:
-    """Frames of the names both sides have (and, by the policy, those only ground truth has)."""
-    missing = tuple(Path(gt_files[n][0]) for n in gt_files if n not in pred_files)
+    """Frames of the names both sides have (and, by the policy, those only ground truth has).
+
+    ``gt_files`` and ``pred_files`` are ``{name: path string}`` in name order.
+    """
+    missing = tuple(Path(path) for name, path in gt_files.items() if name not in pred_files)
     if missing and missing_pred == "error":
         raise InputError(
             f"{missing[0]}: no prediction file {Path(pred_dir) / missing[0].name}"
             + (f" (and {len(missing) - 1} more frames)" if len(missing) > 1 else "")
         )
-    absent = (None, 0)
-    frames = tuple(
-        FrameSpec(name, path, pred_files.get(name, absent)[0], size + pred_files.get(name, absent)[1])
-        for name, (path, size) in gt_files.items()
-        if name in pred_files or missing_pred == "empty"
-    )
-    orphans = tuple(Path(p) for n, (p, _) in pred_files.items() if n not in gt_files)
+    if missing and missing_pred != "empty":
+        names = [name for name in gt_files if name in pred_files]
+        gt_paths = [gt_files[name] for name in names]
+    else:
+        names, gt_paths = list(gt_files), list(gt_files.values())
+    pred_paths = map(pred_files.get, names)  # None: no prediction file (scored as empty)
+    nothing = itertools.repeat(None)  # no boxes read already, no recorded size
+    frames = tuple(map(_new_spec, zip(names, gt_paths, pred_paths, nothing, nothing, nothing)))
+    orphans = tuple(Path(path) for name, path in pred_files.items() if name not in gt_files)
     return FramePlan(frames, missing, orphans)
 
 
@@ -227,26 +282,29 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     ground-truth file. Every ground-truth frame is then scored (a submission lists only images
     with detections, so a frame it lacks has none).
     """
-    from hbb2obb.io.dota_task1 import read_task1, task1_files
+    gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
+    task1 = pred_format is None and gt_format in (None, "yolo", "dota") and pred_dir.is_dir()
+    with _collector_paused():
+        return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1)
 
-    def per_frame() -> FramePlan:
-        return plan_frames(gt_dir, pred_dir, missing_pred, gt_format=gt_format, pred_format=pred_format,
-                           label_map=label_map, sizes=sizes)
 
-    if pred_format is not None or not Path(pred_dir).is_dir() or (gt_format not in (None, "yolo", "dota")):
-        return per_frame()
-    task1 = task1_files(pred_dir)
-    if not task1 or not Path(gt_dir).is_dir():
-        return per_frame()
-    gt_files, _ = _label_files(Path(gt_dir), "ground-truth")
-    if not gt_files or any(path.stem in gt_files for path in task1) or any(
-            name in gt_files for name in _label_files(Path(pred_dir), "prediction")[0]):
-        return per_frame()
+def _is_submission(gt_files: dict, pred_files: dict) -> bool:
+    """Listed prediction files that are a DOTA Task1 submission: ``Task1_<class>.txt`` files, none named like ground truth."""
+    from hbb2obb.io.dota_task1 import TASK1_FILE
+
+    return any(TASK1_FILE.match(os.path.basename(path)) for name, path in pred_files.items()
+               if name.startswith("Task1_")) and not any(name in gt_files for name in pred_files)
+
+
+def _task1_plan(gt_files: dict, pred_dir: Path, label_map: Optional[dict]) -> FramePlan:
+    """Every ground-truth frame with its detections from the submission in ``pred_dir``."""
+    from hbb2obb.io.dota_task1 import read_task1
+
     submission = read_task1(pred_dir, label_map)
     none = Boxes(np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0), line=np.zeros(0, dtype=np.int64))
     # every frame is scored: an image the submission does not list had no detections
-    frames = tuple(FrameSpec(name, path, f"{pred_dir}:{name}", size, pred_boxes=submission.boxes.get(name, none))
-                   for name, (path, size) in gt_files.items())
+    frames = tuple(FrameSpec(name, path, f"{pred_dir}:{name}", pred_boxes=submission.boxes.get(name, none))
+                   for name, path in gt_files.items())
     orphans = tuple(sorted(name for name in submission.boxes if name not in gt_files))
     return FramePlan(frames, (), (), pred_problems=submission.problems, orphan_images=orphans,
                      pred_source=Path(pred_dir))
@@ -335,6 +393,12 @@ def touches_edge(corners: np.ndarray, width: float, height: float, tolerance: fl
 
 def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     """Each frame's size, and the first frame whose size fails (with its error), if any."""
+    if isinstance(sizes, ImageSizes) and not sizes.known:  # no image, no fixed size: only what files record
+        found = [spec.recorded_size for spec in specs]
+        if not exclude_edge_cases or None not in found:
+            return found, None
+        found = found[:found.index(None) + 1]  # the loop below names the first frame without a size
+        specs = specs[:len(found)]
     found = []
     for index, spec in enumerate(specs):
         try:
@@ -350,22 +414,25 @@ def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     return found, None
 
 
-def _read_frames(specs: list, label_map: Optional[dict]):
+def _read_frames(specs: list, label_map: Optional[dict], blobs: Optional[tuple] = None):
     """The label files of the frames, ground truth then predictions, read in frame order.
 
     Reading each side as one run keeps its boxes together; ``order`` keeps the first error
-    the one that reading frame after frame (ground truth, then prediction) meets.
+    the one that reading frame after frame (ground truth, then prediction) meets. ``blobs``
+    are the files' bytes, ``(gt_bytes, pred_bytes)``, when read already
+    (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`).
     """
     n = len(specs)
-    paths = [spec.gt_file for spec in specs] + [spec.pred_file for spec in specs]
+    paths = spec_column(specs, "gt_file") + spec_column(specs, "pred_file")
     strict = np.repeat([True, False], n)
     order = np.arange(2 * n).reshape(2, n).T.reshape(-1)  # 0, n, 1, n + 1, ...
-    read = {i: boxes for i, boxes in enumerate([s.gt_boxes for s in specs] + [s.pred_boxes for s in specs])
-            if boxes is not None}
+    contents = None if blobs is None else list(blobs[0][:n]) + list(blobs[1][:n])
+    given = spec_column(specs, "gt_boxes") + spec_column(specs, "pred_boxes")
+    read = {} if given.count(None) == len(given) else {i: boxes for i, boxes in enumerate(given) if boxes is not None}
     if not read:
-        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order)
+        return read_obb_batch(paths, strict=strict, label_map=label_map, order=order, blobs=contents)
     batch = read_obb_batch([None if i in read else p for i, p in enumerate(paths)], strict=strict,
-                           label_map=label_map, order=order)
+                           label_map=label_map, order=order, blobs=contents)
     return _with_read_boxes(batch, read)
 
 
@@ -396,6 +463,7 @@ def load_frames(
     excluded_classes: tuple = (),
     exclude_edge_cases: bool = False,
     edge_tolerance: float = 1.0,
+    blobs: Optional[tuple] = None,
 ) -> tuple[LoadedFrames, FrameHealth]:
     """Read, repair, scale and filter several frames at once. Broken ground truth raises; predictions skip.
 
@@ -413,6 +481,9 @@ def load_frames(
     exclude_edge_cases : bool
         Drop ground-truth boxes touching the frame border (needs every frame's size).
     edge_tolerance : float
+    blobs : (list, list), optional
+        The bytes of the frames' ground-truth and prediction files, read already
+        (:func:`~hbb2obb.scoring.frame_batches.read_frame_batches`); by default the files are read here.
 
     Returns
     -------
@@ -422,12 +493,13 @@ def load_frames(
     specs = list(specs)
     frame_sizes, failure = _frame_sizes(specs, sizes, exclude_edge_cases)
     if failure is not None:
-        _read_frames(specs[: failure[0] + 1], label_map)  # the frame's own label files are read before its size
+        _read_frames(specs[: failure[0] + 1], label_map, blobs)  # the frame's own label files are read before its size
         raise failure[1]
-    batch = _read_frames(specs, label_map)
+    batch = _read_frames(specs, label_map, blobs)
     n = len(specs)
     codes = batch.rows.normalized  # per file: 1 normalized, 0 absolute, -1 no boxes; ground truth first
-    known = np.array([size is not None for size in frame_sizes], dtype=bool)
+    unknown = not any(frame_sizes)  # the usual case of pixel labels: no frame size at all
+    known = np.zeros(n, dtype=bool) if unknown else np.array([size is not None for size in frame_sizes], dtype=bool)
     if (codes[:n] == 1).any():
         health.normalized_sides.add("ground truth")
     if (codes[n:] == 1).any():
@@ -439,7 +511,8 @@ def load_frames(
         if (side_codes == 1).any() and (side_codes == 0).any():  # a mixed data set: name one file of each
             paths = batch.paths[files]
             health.mixed_files[side] = (paths[int(np.argmax(side_codes == 1))], paths[int(np.argmax(side_codes == 0))])
-    size_array = np.array([(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
+    size_array = np.ones((n, 2)) if unknown else np.array(
+        [(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
     scale = np.ones((2 * n, 2))
     scaled = (codes == 1) & np.tile(known, 2)
     scale[scaled] = np.tile(size_array, (2, 1))[scaled]
@@ -466,7 +539,7 @@ def load_frames(
         health.total_edge_cases += int(edge.sum())
         sides[0] = [gt[~edge], gt_frame[~edge]]
         sides.append([gt[edge], gt_frame[edge]])
-    names = tuple(spec.name for spec in specs)
+    names = tuple(spec_column(specs, "name"))
     loaded = LoadedFrames(names, tuple(frame_sizes), sides[0][0], sides[0][1], sides[1][0], sides[1][1],
                           *(sides[2] if len(sides) > 2 else ()))
     return loaded, health

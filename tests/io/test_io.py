@@ -356,6 +356,29 @@ def test_plain_integers_convert_every_short_integer_exactly():
     assert np.array_equal(narrow.values, np.arange(10000.0))
 
 
+def test_batch_given_the_bytes_reads_as_from_disk(tmp_path):
+    from hbb2obb.io.yolo_obb import read_obb_batch
+
+    paths = []
+    for index, content in enumerate(BULK_CASES.values()):
+        paths.append(str(tmp_path / f"{index:02d}.txt"))
+        (tmp_path / f"{index:02d}.txt").write_bytes(content.encode("utf-8"))
+    dota = tmp_path / "d.DOTA"  # any case: always the careful reader, whatever bytes are given for it
+    dota.write_text("1 2 5 2 5 6 1 6 car 1\n")
+    every = paths + [None, str(dota), str(tmp_path / "gone.txt")]
+    blobs = [open(p, "rb").read() for p in paths] + [b"junk", b"junk", None]
+    given = read_obb_batch(every[:-1], strict=False, label_map={0: "car"}, blobs=blobs[:-1])
+    read = read_obb_batch(every[:-1], strict=False, label_map={0: "car"})
+    assert given.counts.tolist() == read.counts.tolist() and given.counts.tolist()[-2:] == [0, 1]
+    assert np.array_equal(given.rows.corners, read.rows.corners) and given.normalized == read.normalized
+    assert [[str(p) for p in f] for f in given.problems] == [[str(p) for p in f] for f in read.problems]
+    for bytes_given in (blobs, None):  # a file that could not be read: the careful reader says why
+        with pytest.raises(InputError, match="gone.txt: no such file"):
+            read_obb_batch(every, strict=False, label_map={0: "car"}, blobs=bytes_given)
+    with pytest.raises(ValueError, match="blobs for"):
+        read_obb_batch(every, strict=False, blobs=blobs[:-1])
+
+
 @pytest.mark.parametrize("declined", [False, True], ids=["plain-pass", "a-file-sends-all-to-the-general-pass"])
 def test_batch_of_plain_files_reads_each_file_as_alone(tmp_path, declined):
     from hbb2obb.io import text

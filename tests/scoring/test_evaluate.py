@@ -100,6 +100,26 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
     assert one.warnings == two.warnings
 
 
+@pytest.mark.parametrize("read_ahead", ["0", "1"])
+def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypatch, read_ahead):
+    import threading
+
+    import hbb2obb.scoring.evaluate as core
+
+    monkeypatch.setattr(core, "CHUNK_FRAMES", 3)
+    monkeypatch.setenv("HBB2OBB_READ_AHEAD", "0")
+    gt, pred = random_label_set(tmp_path, 4, n_frames=20)
+    alone = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
+    monkeypatch.setenv("HBB2OBB_READ_AHEAD", read_ahead)
+    ahead = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
+    assert ahead.metrics == alone.metrics and ahead.warnings == alone.warnings
+    last = sorted(gt.glob("*.txt"))[-1]
+    last.write_text("0 1 2\n")  # broken ground truth in the last chunk: the run stops there
+    with pytest.raises(LabelFormatError, match=last.name + ":1"):
+        evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
+    assert not [t for t in threading.enumerate() if t.name == "hbb2obb-read-ahead"]
+
+
 def test_identical_boxes_score_exactly_one(write_labels):
     root = write_labels({"gt/a.txt": rect(10, 10, 40, 20) + "\n", "pred/a.txt": rect(10, 10, 40, 20) + "\n"})
     metrics = evaluate_obb(root / "gt", root / "pred")

@@ -1,0 +1,85 @@
+"""Label files read a group at a time (by a thread, ahead) and cut into chunks: budgets, bytes, no thread left."""
+
+import threading
+
+import pytest
+
+from conftest import rect
+from hbb2obb.errors import InputError
+from hbb2obb.io import ImageSizes
+from hbb2obb.scoring.frame_batches import read_frame_batches
+from hbb2obb.scoring.frames import load_frames, plan_frames
+
+FRAMES = {  # a broken prediction line, a bow-tie, a normalized frame, a missing and an orphan prediction
+    "gt/a.txt": rect(0, 0, 10, 5) + "\n" + rect(50, 50, 20, 10, cls=1) + "\n",
+    "pred/a.txt": rect(1, 0, 10, 5) + " 0.9\n0 1 2\n" + "0 0 0 10 5 10 0 0 5\n",
+    "gt/b.txt": "0 0.1 0.1 0.2 0.1 0.2 0.2 0.1 0.2\n",
+    "pred/b.txt": "0 0.1 0.1 0.2 0.1 0.2 0.2 0.1 0.2\n",
+    "gt/c.txt": rect(0, 0, 5, 5, cls=2) + "\n" + rect(100, 100, 5, 5) + "\n",
+    "gt/d.txt": "",
+    "pred/d.txt": rect(3, 3, 4, 4) + "\n0 nan 0 1 0 1 1 0 1\n",
+    "pred/e.txt": rect(0, 0, 1, 1) + "\n",
+}
+
+
+def _sizes_of(root, specs):
+    return [(root / "gt" / f"{s.name}.txt").stat().st_size + ((root / "pred" / f"{s.name}.txt").stat().st_size
+                                                              if s.pred_file else 0) for s in specs]
+
+
+@pytest.mark.parametrize("read_ahead", [False, True], ids=["in-place", "read-ahead"])
+@pytest.mark.parametrize("max_frames, max_bytes", [(3, 1 << 20), (1000, 200), (1000, 1), (2, 90)])
+def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(write_labels, max_frames, max_bytes,
+                                                                             read_ahead):
+    files = {f"gt/{i:02d}.txt": (rect(i, i, 4, 4) + "\n") * (1 + i % 4) for i in range(23)}
+    files.update({f"pred/{i:02d}.txt": (rect(i + 1, i, 4, 4) + "\n") * (i % 3) for i in range(23) if i % 5})
+    files["gt/07.txt"] = (rect(7, 7, 4, 4) + "\n") * 40  # one frame larger than a small byte budget
+    root = write_labels(files)
+    specs = plan_frames(root / "gt", root / "pred", "empty").frames
+    runs = list(read_frame_batches(specs, max_frames, max_bytes, read_ahead=read_ahead))
+    assert [spec for run, _ in runs for spec in run] == list(specs)  # every frame once, in order
+    for run, (gt_bytes, pred_bytes) in runs:
+        sizes = _sizes_of(root, run)
+        assert len(run) <= max_frames and (len(run) == 1 or sum(sizes) <= max_bytes)
+        assert gt_bytes == [(root / "gt" / f"{s.name}.txt").read_bytes() for s in run]
+        assert pred_bytes == [(root / "pred" / f"{s.name}.txt").read_bytes() if s.pred_file else b"" for s in run]
+    # greedy: a run ends only where the next frame would break a budget
+    for (run, _), (after, _) in zip(runs, runs[1:]):
+        assert len(run) == max_frames or sum(_sizes_of(root, run + [after[0]])) > max_bytes
+
+
+def _outcome(specs, **kwargs):
+    try:
+        loaded, health = load_frames(specs, sizes=ImageSizes(), label_map=None, **kwargs)
+    except InputError as exc:
+        return type(exc), str(exc)
+    return ([getattr(loaded, side).corners.tolist() for side in ("gt", "pred")],
+            [getattr(loaded, f"{side}_frame").tolist() for side in ("gt", "pred")], [str(p) for p in health.problems])
+
+
+@pytest.mark.parametrize("gone", [None, "pred/d.txt", "gt/b.txt"])
+def test_frames_read_ahead_load_as_frames_read_in_place(write_labels, gone):
+    root = write_labels(FRAMES)
+    specs = plan_frames(root / "gt", root / "pred", "empty").frames
+    if gone:
+        (root / gone).unlink()  # gone after pairing: unreadable, and the careful reader says why
+    (run, blobs), = read_frame_batches(specs, 100, 1 << 20)
+    assert blobs[1][2] == b"" and (blobs[1][3] is None) == (gone == "pred/d.txt")  # c has no prediction file
+    assert (blobs[0][1] is None) == (gone == "gt/b.txt")
+    assert _outcome(run, blobs=blobs) == _outcome(specs)
+
+
+def _read_ahead_threads():
+    return [t for t in threading.enumerate() if t.name == "hbb2obb-read-ahead"]
+
+
+def test_no_reading_thread_outlives_the_batches(write_labels):
+    root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(300) for side in ("gt", "pred")})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    batches = read_frame_batches(specs, 8, 1 << 20, read_ahead=True)
+    first = next(batches)
+    assert len(first[0]) == 8
+    batches.close()  # stopped early, as an error in the caller stops it: the thread reading ahead is joined
+    assert _read_ahead_threads() == []
+    assert sum(len(run) for run, _ in read_frame_batches(specs, 8, 1 << 20, read_ahead=True)) == 300
+    assert _read_ahead_threads() == []
