@@ -14,19 +14,12 @@ from hbb2obb.converters.image import ImageConverter, convert_boxes, convert_fram
 from hbb2obb.converters.image_fit import dominant_axis, fit_rectangle, rough_sides
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import evaluate_obb
+from conftest import rotated_rect, shapely_iou as iou
 
 
 def rectangle(centre, length, breadth, angle_deg) -> np.ndarray:
-    t = math.radians(angle_deg)
-    u = np.array([math.cos(t), math.sin(t)]) * length / 2
-    v = np.array([-math.sin(t), math.cos(t)]) * breadth / 2
-    c = np.asarray(centre, dtype=float)
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
-
-
-def iou(a, b) -> float:
-    pa, pb = shapely.Polygon(a), shapely.Polygon(b)
-    return pa.intersection(pb).area / pa.union(pb).area
+    """conftest's ``rotated_rect`` with the centre as one point, as these tests give it."""
+    return rotated_rect(float(centre[0]), float(centre[1]), length, breadth, angle_deg)
 
 
 def bounds(corners) -> tuple:

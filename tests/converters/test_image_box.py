@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import shapely
 from PIL import Image, ImageDraw, ImageFilter
 
 from hbb2obb.converters.image import convert_boxes
@@ -23,19 +22,12 @@ from hbb2obb.converters.image_box import (
 from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, region_contrast
 from hbb2obb.geometry.hull import mask_outline_points
 from hbb2obb.errors import UsageError
+from conftest import rotated_rect, shapely_iou as iou
 
 
 def rectangle(centre, length, breadth, angle_deg) -> np.ndarray:
-    t = math.radians(angle_deg)
-    u = np.array([math.cos(t), math.sin(t)]) * length / 2
-    v = np.array([-math.sin(t), math.cos(t)]) * breadth / 2
-    c = np.asarray(centre, dtype=float)
-    return np.array([c - u - v, c + u - v, c + u + v, c - u + v])
-
-
-def iou(a, b) -> float:
-    pa, pb = shapely.Polygon(a), shapely.Polygon(b)
-    return pa.intersection(pb).area / pa.union(pb).area
+    """conftest's ``rotated_rect`` with the centre as one point, as these tests give it."""
+    return rotated_rect(float(centre[0]), float(centre[1]), length, breadth, angle_deg)
 
 
 def marina(angle_deg=45, n=5, size=(360, 240), length=44.0, breadth=14.0, gap=20.0):
