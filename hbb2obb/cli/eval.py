@@ -195,11 +195,11 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     metrics = result.metrics
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
-    failed = []
+    outcomes = []
     if gates:
-        from hbb2obb.scoring.gates import check_gates
+        from hbb2obb.scoring.gates import gate_outcomes
 
-        failed = check_gates(gates, metrics)
+        outcomes = gate_outcomes(gates, metrics)
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
@@ -217,11 +217,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if plots is not None:
         write_detection_figures(result, metrics, label_map, plots)
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    failed_gates = {id(gate) for gate, _ in failed}
-    for gate in gates:
-        value = gate.check(metrics)[1]
-        line = f"{'FAIL' if id(gate) in failed_gates else 'pass'}  {gate.text}  (value {value:.6g})"
-        click.echo(line, err=as_json)
+    for gate, passed, value in outcomes:
+        click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
     golden_failed = False
     if golden is not None:
         from hbb2obb.scoring.golden import compare_to_golden, render_comparison, stored_form
@@ -230,7 +227,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
                                        expect_ignore_extra, source=str(expect))
         click.echo(render_comparison(comparison), err=as_json)
         golden_failed = not comparison.passed
-    if failed or golden_failed:
+    if golden_failed or not all(passed for _, passed, _ in outcomes):
         raise SystemExit(1)
 
 

@@ -156,11 +156,15 @@ def parse_gate(text: str, label_map: Optional[dict] = None) -> Gate:
     return Gate(match.group("key"), match.group("op"), float(match.group("bound")), text.strip(), class_id)
 
 
-def check_gates(gates, metrics: dict) -> list[tuple[Gate, float]]:
-    """The gates that failed, each with the value it saw.
+def gate_outcomes(gates, metrics: dict) -> list[tuple[Gate, bool, float]]:
+    """``(gate, passed, value)`` for every gate, in the order given.
 
-    Every gate's key is resolved first, so a gate naming a key the dict lacks raises
-    :class:`UsageError` before any outcome is reported.
+    Every gate's key is resolved before this returns, so a gate naming a key the dict lacks
+    raises :class:`UsageError` before any outcome is reported.
     """
-    outcomes = [(gate, *gate.check(metrics)) for gate in gates]
-    return [(gate, value) for gate, passed, value in outcomes if not passed]
+    return [(gate, *gate.check(metrics)) for gate in gates]
+
+
+def check_gates(gates, metrics: dict) -> list[tuple[Gate, float]]:
+    """The gates that failed, each with the value it saw (:func:`gate_outcomes`, failures only)."""
+    return [(gate, value) for gate, passed, value in gate_outcomes(gates, metrics) if not passed]

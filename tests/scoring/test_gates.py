@@ -3,7 +3,7 @@
 import pytest
 
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.gates import check_gates, parse_gate
+from hbb2obb.scoring.gates import check_gates, gate_outcomes, parse_gate
 
 METRICS = {
     "avg_iou": 0.86, "p90_angle_error": 4.7, "total_unmatched_gt": 0, "iou_fractions": {"0.90": 0.5},
@@ -74,3 +74,10 @@ def test_a_key_or_class_the_metric_dict_lacks_is_a_usage_error_naming_it(text, m
 def test_failed_gate_reports_its_value():
     [(gate, value)] = check_gates([parse_gate("avg_iou>=0.9")], METRICS)
     assert gate.key == "avg_iou" and value == 0.86
+
+
+def test_every_gate_has_one_outcome_in_order():
+    gates = [parse_gate("avg_iou>=0.9"), parse_gate("avg_iou>=0.5")]
+    assert [(gate.text, passed, value) for gate, passed, value in gate_outcomes(gates, METRICS)] == [
+        ("avg_iou>=0.9", False, 0.86), ("avg_iou>=0.5", True, 0.86)]
+    assert gate_outcomes([], METRICS) == []
