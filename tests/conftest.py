@@ -95,3 +95,34 @@ def shapely_iou(a, b):
     pa, pb = Polygon(a), Polygon(b)
     inter = pa.intersection(pb).area
     return inter / (pa.area + pb.area - inter)
+
+
+def shifted_pair(root, n_frames=3, per_frame=12, shift=(4.0, -2.0), every=3, seed=5):
+    """Ground truth, a converted set A, and B = A with a known shift on every ``every``-th box.
+
+    Returns the folders and, per ground-truth box in frame then file order, the IoU of A and of B
+    computed independently with shapely.
+    """
+    rng = np.random.default_rng(seed)
+    for sub in ("gt", "a", "b"):
+        (root / sub).mkdir()
+    iou_a, iou_b, shifted = [], [], []
+    for f in range(n_frames):
+        gt_lines, a_lines, b_lines = [], [], []
+        for k in range(per_frame):
+            gt = rotated_rect(100 + 150 * k, 200 + 300 * f, rng.uniform(60, 100), rng.uniform(25, 45),
+                              rng.uniform(0, 180))
+            a = rotated_rect(*(gt.mean(axis=0) + rng.normal(0, 1.5, 2)), np.linalg.norm(gt[1] - gt[0]) * 0.97,
+                             np.linalg.norm(gt[2] - gt[1]) * 1.02,
+                             math.degrees(math.atan2(*(gt[1] - gt[0])[::-1])) + rng.normal(0, 2))
+            move = k % every == 0
+            b = a + np.array(shift) if move else a.copy()
+            gt_lines.append(obb_line(0, gt))
+            a_lines.append(obb_line(0, a))
+            b_lines.append(obb_line(0, b))
+            iou_a.append(shapely_iou(gt, a))
+            iou_b.append(shapely_iou(gt, b))
+            shifted.append(move)
+        for sub, lines in (("gt", gt_lines), ("a", a_lines), ("b", b_lines)):
+            (root / sub / f"f{f}.txt").write_text("\n".join(lines) + "\n")
+    return root / "gt", root / "a", root / "b", np.array(iou_a), np.array(iou_b), np.array(shifted)

@@ -9,9 +9,8 @@ import yaml
 from click.testing import CliRunner
 from PIL import Image
 
-from conftest import rect
+from conftest import rect, shifted_pair
 from hbb2obb.cli.analyze import main
-from test_compare import shifted_pair
 
 NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
