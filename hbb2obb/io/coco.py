@@ -24,20 +24,14 @@ from hbb2obb.io.frame_labels import (
     pixel_size,
 )
 from hbb2obb.io.text import ProblemSink
+from hbb2obb.io.text_file import read_text_file
 
 COCO_KEYS = ("images", "annotations", "categories")
 
 
 def load_json(path: Path):
     """The parsed JSON of a file; :class:`InputError` at ``file:line`` when it is not JSON."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    text = read_text_file(path, "JSON file")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

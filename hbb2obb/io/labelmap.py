@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from hbb2obb.errors import InputError
+from hbb2obb.io.text_file import read_text_file
 
 
 def _strict_loader(yaml):
@@ -68,16 +69,7 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
     import yaml  # only when a map is given: the import costs every command's start-up
 
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: label map not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: label map is a folder, not a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: label map is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read label map ({exc.strerror})") from None
+    text = read_text_file(path, "label map")
     try:
         data = yaml.load(text, Loader=_strict_loader(yaml))
     except _DuplicateKey as dup:

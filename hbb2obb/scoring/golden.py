@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.text_file import read_text_file
 from hbb2obb.report.serialize import read_metrics_yaml
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
@@ -54,16 +55,7 @@ def load_golden(path) -> dict:
     {'total_gt': 3, 'avg_iou': 0.5}
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: golden file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: golden file is a directory") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: golden file is not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read golden file ({exc.strerror})") from None
+    text = read_text_file(path, "golden file")
     if _is_json(path):
         try:
             data = _json_loads(text)

@@ -54,7 +54,7 @@ def test_missing_and_binary_golden_files(tmp_path):
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00\x81")
     with pytest.raises(InputError, match="not UTF-8"):
         load_golden(tmp_path / "bin.yaml")
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="golden file is a folder, not a file"):
         load_golden(tmp_path)
 
 

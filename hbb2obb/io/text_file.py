@@ -1,0 +1,55 @@
+"""The text of one small file the user named: a label map, a golden file, a COCO or LabelMe JSON.
+
+Every such file fails the same few ways, and the user should read the same words for each: one
+:class:`~hbb2obb.errors.InputError` line that names the file, says which file it was meant to be,
+and why it cannot be read. Label files are read in bulk elsewhere (:mod:`hbb2obb.io.text`),
+where a missing or broken file is a warning with a count, not an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hbb2obb.errors import InputError
+
+
+def read_text_file(path, what: str) -> str:
+    """The UTF-8 text of ``path`` (a leading byte order mark dropped), or :class:`InputError`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        What the file is to the user, for the message: ``"label map"``, ``"golden file"``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        ``<path>: <what> not found``, ``... is a folder, not a file``, ``... is not UTF-8 text
+        (<reason> at byte <n>)`` or ``<path>: cannot read <what> (<system's reason>)``.
+
+    Examples
+    --------
+    >>> read_text_file("no/such/map.yaml", "label map")
+    Traceback (most recent call last):
+    ...
+    hbb2obb.errors.InputError: no/such/map.yaml: label map not found
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: {what} is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
