@@ -57,7 +57,14 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     >>> ia.tolist(), ib.tolist()
     ([1], [0])
     """
-    a_cols, b_cols = _bound_columns(a), _bound_columns(b)
+    return pairs_of_bounds(_bound_columns(a), _bound_columns(b), a_group, b_group)
+
+
+def pairs_of_bounds(a_cols: np.ndarray, b_cols: np.ndarray, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`candidate_pairs` of boxes given by their bounds: ``(4, n)`` rows ``xmin, ymin, xmax, ymax``.
+
+    For callers that hold the boxes' planar corners already (:func:`planar_bounds`).
+    """
     n, m = a_cols.shape[1], b_cols.shape[1]
     a_set, b_set = _group_labels(a_group, b_group, n, m)
     finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
@@ -169,6 +176,15 @@ def _bound_columns(corners) -> np.ndarray:
     columns = np.empty((4, flat.shape[0]))
     for row, (reduce, start) in enumerate(((np.minimum, 0), (np.minimum, 1), (np.maximum, 0), (np.maximum, 1))):
         reduce(reduce(flat[:, start], flat[:, start + 2]), reduce(flat[:, start + 4], flat[:, start + 6]), out=columns[row])
+    return columns
+
+
+def planar_bounds(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The ``(4, n)`` bound rows ``xmin, ymin, xmax, ymax`` of boxes given as planar ``(4, n)`` x and y
+    (the values of :func:`_bound_columns`, without its strided reads)."""
+    columns = np.empty((4, x.shape[1]))
+    for row, (reduce, coord) in enumerate(((np.minimum, x), (np.minimum, y), (np.maximum, x), (np.maximum, y))):
+        reduce(reduce(coord[0], coord[1], out=columns[row]), reduce(coord[2], coord[3]), out=columns[row])
     return columns
 
 

@@ -158,17 +158,41 @@ def distance_ious(gt, pred, iou: Optional[np.ndarray] = None, *, repaired: bool 
     [0.680672, 0.664143, 0.672408, 0.672408, 14.142136]
     """
     gt, pred = _aligned(gt, pred)
+    return _distance_rows(gt, None, pred, None, iou, repaired)
+
+
+def indexed_distance_ious(gt, gt_rows, pred, pred_rows, iou: Optional[np.ndarray] = None, *,
+                          repaired: bool = False) -> DistanceIoU:
+    """:func:`distance_ious` of the pairs ``(gt[gt_rows[i]], pred[pred_rows[i]])`` (private helper).
+
+    The same values as gathering the pairs first, without the two pair-sized copies of the
+    corners (and their fresh pages): each block of pairs is gathered as it is scored.
+    """
+    gt, pred = as_corners(gt), as_corners(pred)
+    gt_rows, pred_rows = np.asarray(gt_rows, dtype=np.intp), np.asarray(pred_rows, dtype=np.intp)
+    if gt_rows.shape != pred_rows.shape or gt_rows.ndim != 1:
+        raise ValueError(f"aligned rows need equal 1-d shapes, got {gt_rows.shape} and {pred_rows.shape}")
+    return _distance_rows(gt, gt_rows, pred, pred_rows, iou, repaired)
+
+
+def _distance_rows(gt, gt_rows, pred, pred_rows, iou, repaired: bool) -> DistanceIoU:
+    """The terms of aligned pairs, block by block; ``*_rows`` (or ``None``: every row in order) select them."""
+    count = len(gt) if gt_rows is None else len(gt_rows)
     if iou is not None:
         iou = np.asarray(iou, dtype=np.float64)
-        if iou.shape != (len(gt),):
-            raise ValueError(f"iou must have shape ({len(gt)},), got {iou.shape}")
+        if iou.shape != (count,):
+            raise ValueError(f"iou must have shape ({count},), got {iou.shape}")
     # Pair by pair, so blocks give the same values with bounded work arrays that stay in cache.
     parts = []
-    for start in range(0, max(len(gt), 1), _BLOCK):
-        gt_block, pred_block = gt[start:start + _BLOCK], pred[start:start + _BLOCK]
+    for start in range(0, max(count, 1), _BLOCK):
+        block = slice(start, start + _BLOCK)
+        if gt_rows is None:
+            gt_block, pred_block = gt[block], pred[block]
+        else:  # np.take gathers whole rows about twice as fast as fancy indexing
+            gt_block, pred_block = np.take(gt, gt_rows[block], axis=0), np.take(pred, pred_rows[block], axis=0)
         if not repaired:
             gt_block, pred_block = repair_corners(gt_block)[0], repair_corners(pred_block)[0]
-        block_iou = iou_pairs(gt_block, pred_block) if iou is None else iou[start:start + _BLOCK]
+        block_iou = iou_pairs(gt_block, pred_block) if iou is None else iou[block]
         parts.append(_distance_block(*planar(gt_block), *planar(pred_block), block_iou))
     if len(parts) == 1:
         return parts[0]

@@ -56,12 +56,30 @@ def _turns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``sum(turn) / 4`` the signed shoelace area of the polygon as given. Coordinates are taken
     relative to the first corner so products stay small at 4K pixel positions.
     """
-    x = x - x[0]
-    y = y - y[0]
-    ex, ey = x[_NEXT] - x, y[_NEXT] - y  # edge from corner i to corner i+1
-    turn = ex[_PREV] * ey - ey[_PREV] * ex
-    extent = np.maximum(x.max(axis=0) - x.min(axis=0), y.max(axis=0) - y.min(axis=0))
+    # Row by row into a few work arrays: the values of the gathered form (ex[i] = x[i+1] - x[i],
+    # turn[i] = ex[i-1] * ey[i] - ey[i-1] * ex[i], max and min over the 4 rows), bit for bit, at
+    # half the passes and without its fresh temporaries.
+    x = np.subtract(x, x[0])
+    y = np.subtract(y, y[0])
+    ex, ey = np.empty_like(x), np.empty_like(y)
+    for edge, coord in ((ex, x), (ey, y)):
+        np.subtract(coord[1:], coord[:-1], out=edge[:-1])
+        np.subtract(coord[0], coord[-1], out=edge[-1])
+    turn, part = np.empty_like(x), np.empty_like(x)
+    np.multiply(ex[:-1], ey[1:], out=turn[1:])
+    np.multiply(ex[-1], ey[0], out=turn[0])
+    np.multiply(ey[:-1], ex[1:], out=part[1:])
+    np.multiply(ey[-1], ex[0], out=part[0])
+    np.subtract(turn, part, out=turn)
+    extent = np.maximum(_spread(x, part[0], part[1]), _spread(y, part[2], part[3]))
     return turn, REL_TOL * extent * extent
+
+
+def _spread(v: np.ndarray, high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """``v.max(axis=0) - v.min(axis=0)`` of a ``(4, n)`` array (the same values), ``high`` and ``low`` as work rows."""
+    np.maximum(np.maximum(v[0], v[1], out=high), np.maximum(v[2], v[3], out=low), out=high)
+    np.minimum(np.minimum(v[0], v[1], out=low), np.minimum(v[2], v[3]), out=low)
+    return np.subtract(high, low, out=high)
 
 
 def _mixed(turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
