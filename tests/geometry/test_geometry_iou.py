@@ -481,6 +481,30 @@ def test_candidate_pairs_skip_non_finite_boxes():
     assert ia.size == ib.size == 0
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_non_finite_box_of_b_leaves_the_other_pairs_alone(grouped):
+    # Its NaN width once became the search reach of every box: no pair was found at all.
+    a = [SQUARE, box(1, 1, 3, 3)]
+    b = [box(1, 0, 3, 2), box(np.nan, 0, 2, 2), SQUARE, box(0, np.nan, 1, 1)]
+    groups = dict(a_group=[0, 0], b_group=[0, 0, 0, 0]) if grouped else {}
+    ia, ib = candidate_pairs(a, b, **groups)
+    assert list(zip(ia.tolist(), ib.tolist())) == [(0, 0), (0, 2), (1, 0), (1, 2)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(box_sets, box_sets, st.integers(0, 2**32 - 1))
+def test_candidate_pairs_with_one_wide_box_per_group_equal_brute_force(a, b, seed):
+    # Each group searches as far as its own widest box reaches: a very wide box in one group
+    # must still find its pairs, and the other groups theirs.
+    rng = np.random.default_rng(seed)
+    b = np.concatenate([b, [box(-50, 0, 150, 1)]])
+    a_group, b_group = rng.integers(0, 3, len(a)), rng.integers(0, 3, len(b))
+    ia, ib = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = brute_force_pairs(a, b)
+    same = a_group[ra] == b_group[rb]
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
 def test_candidate_pairs_groups_go_together():
     with pytest.raises(ValueError, match="together"):
         candidate_pairs([SQUARE], [SQUARE], a_group=[0])
