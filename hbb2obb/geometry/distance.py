@@ -191,7 +191,7 @@ def _distance_rows(gt, gt_rows, pred, pred_rows, iou, repaired: bool) -> Distanc
         else:  # np.take gathers whole rows about twice as fast as fancy indexing
             gt_block, pred_block = np.take(gt, gt_rows[block], axis=0), np.take(pred, pred_rows[block], axis=0)
         if not repaired:
-            gt_block, pred_block = repair_corners(gt_block)[0], repair_corners(pred_block)[0]
+            gt_block, pred_block = repair_corners(gt_block, copy=False)[0], repair_corners(pred_block, copy=False)[0]
         block_iou = iou_pairs(gt_block, pred_block) if iou is None else iou[block]
         parts.append(_distance_block(*planar(gt_block), *planar(pred_block), block_iou))
     if len(parts) == 1:

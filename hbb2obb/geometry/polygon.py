@@ -234,7 +234,7 @@ def is_concave(corners) -> np.ndarray:
     return _classify(*planar(as_corners(corners)))[4]
 
 
-def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = False) -> tuple:
+def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = False, copy: bool = True) -> tuple:
     """Put the corners of bow-tie boxes into convex cyclic order.
 
     A box whose corners, taken in the given order, turn both ways is not a convex polygon:
@@ -266,11 +266,15 @@ def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = 
         from the same pass.
     with_concave : bool
         Also return :func:`is_concave` of the boxes (unchanged rows), from the same pass.
+    copy : bool
+        ``False``: when no box needs reordering, ``repaired`` is the input array itself (as
+        :func:`as_corners` gives it), not a copy; for callers that only read it.
 
     Returns
     -------
     repaired : ndarray, shape (n, 4, 2)
-        A new array; rows not flagged are copies of the input.
+        A new array (or the input, with ``copy=False`` and nothing reordered); rows not
+        flagged are copies of the input.
     reordered : ndarray of bool, shape (n,)
         The rows that were changed.
     degenerate : ndarray of bool, shape (n,)
@@ -289,8 +293,9 @@ def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = 
     corners = as_corners(corners)
     x, y = planar(corners)
     turn, tol, degenerate, reorder, concave = _classify(x, y)
-    repaired = corners.copy()
-    if reorder.any():
+    any_reordered = bool(reorder.any())
+    repaired = corners.copy() if copy or any_reordered else corners
+    if any_reordered:
         order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
         repaired[reorder] = _reordered(corners[reorder], order)
         if with_degenerate:  # the hull's corner 1 may differ: measure it as is_degenerate would
