@@ -87,6 +87,16 @@ def _mixed(turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
     return (turn > tol).any(axis=0) & (turn < -tol).any(axis=0)
 
 
+_BLOCK = 8192  # boxes per block of _classify
+
+
+def _turn_block(x: np.ndarray, y: np.ndarray):
+    """Turns, tolerance, and the degenerate and mixed (not convex as listed, not degenerate) masks."""
+    turn, tol = _turns(x, y)
+    degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
+    return turn, tol, degenerate, _mixed(turn, tol) & ~degenerate
+
+
 def _classify(x: np.ndarray, y: np.ndarray):
     """Turns, tolerance, and the degenerate, needs-reordering and concave masks of each box (planar).
 
@@ -97,9 +107,15 @@ def _classify(x: np.ndarray, y: np.ndarray):
     tolerance of zero and mixed other turns is treated as a bow-tie (reordered to its hull):
     it is a self-touching outline, not a polygon with an inside.
     """
-    turn, tol = _turns(x, y)
-    degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
-    mixed = _mixed(turn, tol) & ~degenerate
+    n = x.shape[1]
+    if n <= _BLOCK:
+        turn, tol, degenerate, mixed = _turn_block(x, y)
+    else:  # column blocks: the same values, with work arrays that stay small instead of growing the heap
+        turn, tol = np.empty((4, n)), np.empty(n)
+        degenerate, mixed = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+        for start in range(0, n, _BLOCK):
+            part = slice(start, start + _BLOCK)
+            turn[:, part], tol[part], degenerate[part], mixed[part] = _turn_block(x[:, part], y[:, part])
     if not mixed.any():  # the usual case: every box convex
         return turn, tol, degenerate, mixed, mixed.copy()
     positive, negative = (turn > tol).sum(axis=0), (turn < -tol).sum(axis=0)
