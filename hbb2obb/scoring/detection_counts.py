@@ -142,10 +142,9 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     paired = matches.matched & ~difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True
-    counts = np.zeros((n + 1, n + 1), dtype=np.int64)
-    np.add.at(counts, (gt_class[paired], pred_class[matches.pred_index[paired]]), 1)
     alone_gt = ~matches.matched & ~difficult
-    np.add.at(counts, (gt_class[alone_gt], n), 1)
     alone_pred = counted & ~matches.pred_matched & ~on_difficult
-    np.add.at(counts, (n, pred_class[alone_pred]), 1)
-    return counts
+    # every count is of one cell (row * (n + 1) + column): one bincount instead of np.add.at
+    cells = np.concatenate([gt_class[paired] * (n + 1) + pred_class[matches.pred_index[paired]],
+                            gt_class[alone_gt] * (n + 1) + n, n * (n + 1) + pred_class[alone_pred]])
+    return np.bincount(cells, minlength=(n + 1) ** 2).astype(np.int64).reshape(n + 1, n + 1)
