@@ -64,6 +64,14 @@ def pairs_of_bounds(a_cols: np.ndarray, b_cols: np.ndarray, a_group=None, b_grou
     """:func:`candidate_pairs` of boxes given by their bounds: ``(4, n)`` rows ``xmin, ymin, xmax, ymax``.
 
     For callers that hold the boxes' planar corners already (:func:`planar_bounds`).
+
+    Examples
+    --------
+    >>> a = np.array([[0.0], [0.0], [2.0], [2.0]])
+    >>> b = np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 4.0], [3.0, 2.0]])
+    >>> ia, ib = pairs_of_bounds(a, b)
+    >>> ia.tolist(), ib.tolist()
+    ([0], [0])
     """
     n, m = a_cols.shape[1], b_cols.shape[1]
     a_set, b_set = _group_labels(a_group, b_group, n, m)
@@ -182,7 +190,13 @@ def _bound_columns(corners) -> np.ndarray:
 
 def planar_bounds(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The ``(4, n)`` bound rows ``xmin, ymin, xmax, ymax`` of boxes given as planar ``(4, n)`` x and y
-    (the values of :func:`_bound_columns`, without its strided reads)."""
+    (the values of :func:`_bound_columns`, without its strided reads).
+
+    Examples
+    --------
+    >>> planar_bounds(np.array([[1.0], [4.0], [7.0], [4.0]]), np.array([[5.0], [2.0], [5.0], [8.0]])).ravel().tolist()
+    [1.0, 2.0, 7.0, 8.0]
+    """
     columns = np.empty((4, x.shape[1]))
     for row, (reduce, coord) in enumerate(((np.minimum, x), (np.minimum, y), (np.maximum, x), (np.maximum, y))):
         reduce(reduce(coord[0], coord[1], out=columns[row]), reduce(coord[2], coord[3]), out=columns[row])

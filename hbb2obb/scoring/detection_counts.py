@@ -96,6 +96,14 @@ def unscored_counts_and_matches(gt: Boxes, pred: Boxes, pairs) -> tuple:
 
     When every pair is within one class, the class-aware matching and the confusion matrix's
     class-agnostic one are the same matching of the same pairs: it is made once.
+
+    Examples
+    --------
+    >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> gt, pred = Boxes([square], [0]), Boxes([square], [0])
+    >>> counts, matches = unscored_counts_and_matches(gt, pred, (np.array([0]), np.array([0]), np.array([1.0])))
+    >>> counts["recall"], matches.matched.tolist()
+    (1.0, [True])
     """
     pair_gt, pair_pred, pair_iou = pairs
     same = gt.class_id[pair_gt] == pred.class_id[pair_pred]
