@@ -637,3 +637,16 @@ def test_concave_pairs_agree_with_shapely_and_convex_pairs_keep_the_kernel():
     assert (got > 0).sum() > 50  # many pairs overlap: the comparison is not of zeros
     ia, ib, sparse = sparse_pairwise_iou(concave[:40], others[:40])
     assert np.abs(sparse - shapely_iou(concave[:40][ia], others[:40][ib])).max() <= TOL
+
+
+@settings(max_examples=50, deadline=None)
+@given(box_sets, box_sets, st.integers(0, 2**32 - 1))
+def test_sparse_iou_by_group_is_iou_pairs_of_the_grouped_candidates_bit_for_bit(a, b, seed):
+    # The detection metrics pair each frame's boxes this way: each box prepared once, then
+    # gathered per pair. The values must be those of iou_pairs on the gathered corners, to the bit.
+    rng = np.random.default_rng(seed)
+    a_group, b_group = rng.integers(0, 3, len(a)), rng.integers(0, 3, len(b))
+    ia, ib, iou = sparse_pairwise_iou(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    assert np.array_equal(ia, ra) and np.array_equal(ib, rb)
+    assert iou.tobytes() == iou_pairs(np.asarray(a)[ra], np.asarray(b)[rb]).tobytes()
