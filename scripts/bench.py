@@ -413,6 +413,8 @@ import hbb2obb.cli.eval as cli
 imported = time.perf_counter()
 import hbb2obb.scoring.evaluate as core
 import hbb2obb.scoring.frames as frames
+import hbb2obb.scoring.detection as detection
+import hbb2obb.geometry.iou as iou_module
 spent = {}
 def wrap(module, name, label):
     original = getattr(module, name, None)
@@ -446,10 +448,18 @@ STAGES = [  # (module, attribute, label); a missing attribute is skipped (older 
     ("frames", "read_obb_batch", "parsing"),  # the bytes are read before (read_frame_batches)
     ("core", "candidate_pairs", "candidate pairs"),
     ("core", "iou_pairs", "IoU"),
+    # the default run (detection metrics on) pairs and scores in detection.frame_pairs:
+    # sparse_pairwise_iou, whose candidate search is iou_module.pairs_of_bounds
+    ("detection", "candidate_pairs", "candidate pairs"),  # older cores: frame_pairs called these two
+    ("detection", "iou_pairs", "IoU"),
+    ("detection", "sparse_pairwise_iou", "pairs and IoU"),
+    ("core", "sparse_pairwise_iou", "pairs and IoU"),
+    ("iou_module", "pairs_of_bounds", "candidate pairs within pairs and IoU"),
     ("core", "match_pairs", "matching"),
     ("core", "orientation_errors", "orientation"),
     ("core", "summarize", "statistics"),
     ("cli", "metrics_json", "JSON"),
+    ("cli", "metrics_json_bytes", "JSON"),  # what the command calls now (bytes to stdout)
 ]
 
 
@@ -466,15 +476,18 @@ def profile(label_set: LabelSet, scratch: Path) -> tuple[float, dict]:
 def profile_rows(wall: float, spent: dict) -> list:
     """Exclusive seconds per stage (nested stages subtracted), in pipeline order."""
     get = spent.get
-    chunk_parts = sum(get(k, 0.0) for k in ("load", "candidate pairs", "IoU", "matching", "orientation"))
+    # sparse_pairwise_iou times both steps: its candidate search is timed inside it, the rest is IoU
+    searched = get("candidate pairs", 0.0) + get("candidate pairs within pairs and IoU", 0.0)
+    clipped = get("IoU", 0.0) + get("pairs and IoU", 0.0) - get("candidate pairs within pairs and IoU", 0.0)
+    chunk_parts = get("load", 0.0) + searched + clipped + get("matching", 0.0) + get("orientation", 0.0)
     rows = [
         ("interpreter start", wall - get("in process", wall)),
         ("imports", get("imports", 0.0)),
         ("pairing files", get("pairing files", 0.0)),
         ("parsing labels", get("parsing", 0.0)),
         ("repair, scaling, filters", get("load", 0.0) - get("parsing", 0.0)),
-        ("candidate pairs (AABB)", get("candidate pairs", 0.0)),
-        ("IoU (polygon clipping)", get("IoU", 0.0)),
+        ("candidate pairs (AABB)", searched),
+        ("IoU (polygon clipping)", clipped),
         ("matching", get("matching", 0.0)),
         ("orientation errors", get("orientation", 0.0)),
         ("rest of the chunk work", get("chunk", 0.0) - chunk_parts),

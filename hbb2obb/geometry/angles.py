@@ -11,6 +11,10 @@ import numpy as np
 from hbb2obb.geometry._arrays import as_angles, as_corners, as_single
 
 
+_CLEARLY = 1.0 + 1e-9  # squared edge lengths this far apart order their hypots alike (rounding: ~1e-15)
+_TINY_SQUARE = 1e-250  # below it a square of a difference may be subnormal: left to hypot
+
+
 def _half_turn(theta: np.ndarray) -> np.ndarray:
     """``theta mod 180`` guaranteed in [0, 180) (a tiny negative would round up to 180.0)."""
     theta = np.mod(theta, 180.0)
@@ -46,7 +50,18 @@ def orientation(corners) -> np.ndarray:
     # np.hypot, as the reference measures the edges: comparing squared lengths instead rounds
     # differently and breaks exact decimal ties the other way (edges (-17.06, 16.65) and
     # (-16.65, -17.06): equal by hypot, not by dx^2 + dy^2), turning a near-square box by 90 deg.
-    longer = np.hypot(second_x, second_y) > np.hypot(first_x, first_y)
+    # Squared lengths apart by far more than their rounding (1e-9 relative, and above the
+    # range where squares lose precision) order the hypots the same way; only the others
+    # (squares, near-squares, NaN, overflow) are measured by hypot.
+    first2, second2 = first_x * first_x, second_x * second_x
+    first2 += first_y * first_y
+    second2 += second_y * second_y
+    longer = second2 > first2 * _CLEARLY + _TINY_SQUARE
+    clear = longer | (first2 > second2 * _CLEARLY + _TINY_SQUARE)
+    clear &= np.isfinite(first2 + second2)  # an overflowed square orders nothing
+    unclear = np.flatnonzero(~clear)
+    if unclear.size:
+        longer[unclear] = np.hypot(second_x[unclear], second_y[unclear]) > np.hypot(first_x[unclear], first_y[unclear])
     theta = np.degrees(np.arctan2(np.where(longer, second_y, first_y), np.where(longer, second_x, first_x)))
     # atan2 is in [-180, 180], where "mod 180" is adding 180 to the angles <= 0: the values
     # _half_turn gives (zero too comes out as +0.0), without np.mod's costly division.

@@ -57,7 +57,22 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     >>> ia.tolist(), ib.tolist()
     ([1], [0])
     """
-    a_cols, b_cols = _bound_columns(a), _bound_columns(b)
+    return pairs_of_bounds(_bound_columns(a), _bound_columns(b), a_group, b_group)
+
+
+def pairs_of_bounds(a_cols: np.ndarray, b_cols: np.ndarray, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`candidate_pairs` of boxes given by their bounds: ``(4, n)`` rows ``xmin, ymin, xmax, ymax``.
+
+    For callers that hold the boxes' planar corners already (:func:`planar_bounds`).
+
+    Examples
+    --------
+    >>> a = np.array([[0.0], [0.0], [2.0], [2.0]])
+    >>> b = np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 4.0], [3.0, 2.0]])
+    >>> ia, ib = pairs_of_bounds(a, b)
+    >>> ia.tolist(), ib.tolist()
+    ([0], [0])
+    """
     n, m = a_cols.shape[1], b_cols.shape[1]
     a_set, b_set = _group_labels(a_group, b_group, n, m)
     finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
@@ -84,8 +99,9 @@ def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, b
     a_cols, a_set, a_base, finite_a = _columns(a_cols, by_key), a_set[by_key], a_base[by_key], finite_a[by_key]
     b_key = (b_set * span - origin if grouped else -origin) + b_cols[0]
     b_key[~finite_b] = np.inf  # sorted last, out of every range
-    search = functools.partial(_search_pass, b_key=b_key, width=width, a_cols=a_cols, a_base=a_base,
-                               a_finite=finite_a)
+    reach_width = np.where(finite_b, width, 0.0)  # a box left out reaches nothing (a NaN would poison the max)
+    search = functools.partial(_search_pass, b_key=b_key, width=reach_width, a_cols=a_cols, a_base=a_base,
+                               a_finite=finite_a, a_set=a_set if grouped else None, b_set=b_set)
     passes = [search(np.argsort(b_key))]
     crowded = passes[0][2].sum()
     if banded and crowded > _BAND_LIMIT * (n + m):
@@ -172,6 +188,21 @@ def _bound_columns(corners) -> np.ndarray:
     return columns
 
 
+def planar_bounds(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The ``(4, n)`` bound rows ``xmin, ymin, xmax, ymax`` of boxes given as planar ``(4, n)`` x and y
+    (the values of :func:`_bound_columns`, without its strided reads).
+
+    Examples
+    --------
+    >>> planar_bounds(np.array([[1.0], [4.0], [7.0], [4.0]]), np.array([[5.0], [2.0], [5.0], [8.0]])).ravel().tolist()
+    [1.0, 2.0, 7.0, 8.0]
+    """
+    columns = np.empty((4, x.shape[1]))
+    for row, (reduce, coord) in enumerate(((np.minimum, x), (np.minimum, y), (np.maximum, x), (np.maximum, y))):
+        reduce(reduce(coord[0], coord[1], out=columns[row]), reduce(coord[2], coord[3]), out=columns[row])
+    return columns
+
+
 def _columns(cols: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``cols[:, index]`` with contiguous rows (numpy's fancy indexing gives strided ones: slower takes)."""
     return np.take(cols, index, axis=1)
@@ -191,20 +222,40 @@ def _overlapping(rows, pos, a_cols, b_cols):
     return rows, pos
 
 
-def _search_pass(members, *, b_key, width, a_cols, a_base, a_finite):
+def _search_pass(members, *, b_key, width, a_cols, a_base, a_finite, a_set=None, b_set=None):
     """For boxes ``b[members]`` (sorted by key): the range of x-candidates of each box of ``a``.
 
     Returns ``members`` and per box of ``a`` the first position and the number of candidates:
     keys from ``xmin_a - reach`` (``xmin_b > xmin_a - width_b`` is needed to overlap) through
-    ``xmax_a`` (both ends inclusive, so rounding cannot drop one; the filter is exact).
+    ``xmax_a`` (both ends inclusive, so rounding cannot drop one; the filter is exact). The
+    reach is the widest box of ``a``'s own group when groups are given (``a_set``): one wide
+    box in one frame no longer widens the search of every frame.
     """
     sorted_keys = b_key[members]
-    reach = width[members].max()
+    reach = _group_reach(members, width, a_set, b_set) if a_set is not None else width[members].max(initial=0.0)
     low = a_cols[0] - reach - 1e-9 * (np.abs(a_cols[0]) + reach)  # slack for the rounding of a_x0 - reach
     lo = np.searchsorted(sorted_keys, a_base + low, side="left")
     hi = np.searchsorted(sorted_keys, a_base + a_cols[2], side="right")
     counts = np.where(a_finite, np.maximum(hi - lo, 0), 0)
     return members, lo, counts
+
+
+def _group_reach(members, width, a_set, b_set):
+    """Per box of ``a``: the largest width among ``b[members]`` of its group (0 when none is).
+
+    ``members`` are in key order, so each group's boxes are a run; should rounding ever split a
+    group into several runs, the widest box of all is every box's reach, as without groups.
+    """
+    sets = b_set[members]
+    if sets.size == 0:
+        return np.zeros(a_set.size)
+    starts = np.flatnonzero(np.concatenate(([True], sets[1:] != sets[:-1])))
+    run_set = sets[starts]
+    run_reach = np.maximum.reduceat(width[members], starts)
+    if run_set.size > 1 and not (run_set[1:] > run_set[:-1]).all():
+        return np.full(a_set.size, run_reach.max())
+    at = np.minimum(np.searchsorted(run_set, a_set), run_set.size - 1)
+    return np.where(run_set[at] == a_set, run_reach[at], 0.0)
 
 
 def _group_labels(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

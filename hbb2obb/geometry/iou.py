@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners, as_single
-from hbb2obb.geometry.candidates import candidate_pairs
+from hbb2obb.geometry.candidates import candidate_pairs, pairs_of_bounds, planar_bounds
 from hbb2obb.geometry.polygon import convex_positive, planar
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
@@ -322,7 +322,7 @@ def iou_pairs(a, b) -> np.ndarray:
     return out
 
 
-def sparse_pairwise_iou(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sparse_pairwise_iou(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IoU of every pair of boxes whose bounds overlap (:func:`candidate_pairs`).
 
     Each box is prepared once (hull, winding), then the pairs are clipped.
@@ -333,6 +333,9 @@ def sparse_pairwise_iou(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         Corner coordinates.
     b : array_like, shape (m, 4, 2)
         Corner coordinates.
+    a_group, b_group : array_like, shape (n,) and (m,), optional
+        A group label per box (its frame, say): only boxes of the same group pair up, as in
+        :func:`candidate_pairs`. Give both or neither.
 
     Returns
     -------
@@ -350,15 +353,19 @@ def sparse_pairwise_iou(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ([0], [0], [0.333333])
     """
     a, b = as_corners(a), as_corners(b)
-    ia, ib = candidate_pairs(a, b)
+    a_planar, b_planar = planar(a), planar(b)  # once per box: for the bounds and for the clipping
+    ia, ib = pairs_of_bounds(planar_bounds(*a_planar), planar_bounds(*b_planar), a_group, b_group)
     if ia.size == 0:
         return ia, ib, np.zeros(0)
-    ax, ay, bad_a, concave_a = convex_positive(*planar(a))
-    bx, by, bad_b, concave_b = convex_positive(*planar(b))
-    iou = _iou_prepared(ax[:, ia], ay[:, ia], bad_a[ia], bx[:, ib], by[:, ib], bad_b[ib])
+    ax, ay, bad_a, concave_a = convex_positive(*a_planar)
+    bx, by, bad_b, concave_b = convex_positive(*b_planar)
+    # Each box is prepared once, and its planar columns gathered per pair (np.take: contiguous rows).
+    # Preparing is column by column, so the values are those of iou_pairs on the gathered corners.
+    pair_ax, pair_ay, pair_bx, pair_by = (np.take(rows, at, axis=1) for rows, at in ((ax, ia), (ay, ia), (bx, ib), (by, ib)))
+    pair_bad_a, pair_bad_b = np.take(bad_a, ia), np.take(bad_b, ib)
+    iou = _iou_prepared(pair_ax, pair_ay, pair_bad_a, pair_bx, pair_by, pair_bad_b)
     if concave_a.any() or concave_b.any():
-        _score_concave(iou, ax[:, ia], ay[:, ia], bad_a[ia], concave_a[ia], bx[:, ib], by[:, ib], bad_b[ib],
-                       concave_b[ib])
+        _score_concave(iou, pair_ax, pair_ay, pair_bad_a, concave_a[ia], pair_bx, pair_by, pair_bad_b, concave_b[ib])
     return ia, ib, iou
 
 

@@ -56,17 +56,45 @@ def _turns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``sum(turn) / 4`` the signed shoelace area of the polygon as given. Coordinates are taken
     relative to the first corner so products stay small at 4K pixel positions.
     """
-    x = x - x[0]
-    y = y - y[0]
-    ex, ey = x[_NEXT] - x, y[_NEXT] - y  # edge from corner i to corner i+1
-    turn = ex[_PREV] * ey - ey[_PREV] * ex
-    extent = np.maximum(x.max(axis=0) - x.min(axis=0), y.max(axis=0) - y.min(axis=0))
+    # Row by row into a few work arrays: the values of the gathered form (ex[i] = x[i+1] - x[i],
+    # turn[i] = ex[i-1] * ey[i] - ey[i-1] * ex[i], max and min over the 4 rows), bit for bit, at
+    # half the passes and without its fresh temporaries.
+    x = np.subtract(x, x[0])
+    y = np.subtract(y, y[0])
+    ex, ey = np.empty_like(x), np.empty_like(y)
+    for edge, coord in ((ex, x), (ey, y)):
+        np.subtract(coord[1:], coord[:-1], out=edge[:-1])
+        np.subtract(coord[0], coord[-1], out=edge[-1])
+    turn, part = np.empty_like(x), np.empty_like(x)
+    np.multiply(ex[:-1], ey[1:], out=turn[1:])
+    np.multiply(ex[-1], ey[0], out=turn[0])
+    np.multiply(ey[:-1], ex[1:], out=part[1:])
+    np.multiply(ey[-1], ex[0], out=part[0])
+    np.subtract(turn, part, out=turn)
+    extent = np.maximum(_spread(x, part[0], part[1]), _spread(y, part[2], part[3]))
     return turn, REL_TOL * extent * extent
+
+
+def _spread(v: np.ndarray, high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """``v.max(axis=0) - v.min(axis=0)`` of a ``(4, n)`` array (the same values), ``high`` and ``low`` as work rows."""
+    np.maximum(np.maximum(v[0], v[1], out=high), np.maximum(v[2], v[3], out=low), out=high)
+    np.minimum(np.minimum(v[0], v[1], out=low), np.minimum(v[2], v[3]), out=low)
+    return np.subtract(high, low, out=high)
 
 
 def _mixed(turn: np.ndarray, tol: np.ndarray) -> np.ndarray:
     """Boxes that turn both ways by more than the tolerance: not convex as listed."""
     return (turn > tol).any(axis=0) & (turn < -tol).any(axis=0)
+
+
+_BLOCK = 8192  # boxes per block of _classify
+
+
+def _turn_block(x: np.ndarray, y: np.ndarray):
+    """Turns, tolerance, and the degenerate and mixed (not convex as listed, not degenerate) masks."""
+    turn, tol = _turns(x, y)
+    degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
+    return turn, tol, degenerate, _mixed(turn, tol) & ~degenerate
 
 
 def _classify(x: np.ndarray, y: np.ndarray):
@@ -79,9 +107,15 @@ def _classify(x: np.ndarray, y: np.ndarray):
     tolerance of zero and mixed other turns is treated as a bow-tie (reordered to its hull):
     it is a self-touching outline, not a polygon with an inside.
     """
-    turn, tol = _turns(x, y)
-    degenerate = np.abs(turn).sum(axis=0) / 4.0 <= tol
-    mixed = _mixed(turn, tol) & ~degenerate
+    n = x.shape[1]
+    if n <= _BLOCK:
+        turn, tol, degenerate, mixed = _turn_block(x, y)
+    else:  # column blocks: the same values, with work arrays that stay small instead of growing the heap
+        turn, tol = np.empty((4, n)), np.empty(n)
+        degenerate, mixed = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+        for start in range(0, n, _BLOCK):
+            part = slice(start, start + _BLOCK)
+            turn[:, part], tol[part], degenerate[part], mixed[part] = _turn_block(x[:, part], y[:, part])
     if not mixed.any():  # the usual case: every box convex
         return turn, tol, degenerate, mixed, mixed.copy()
     positive, negative = (turn > tol).sum(axis=0), (turn < -tol).sum(axis=0)
@@ -216,7 +250,7 @@ def is_concave(corners) -> np.ndarray:
     return _classify(*planar(as_corners(corners)))[4]
 
 
-def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = False) -> tuple:
+def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = False, copy: bool = True) -> tuple:
     """Put the corners of bow-tie boxes into convex cyclic order.
 
     A box whose corners, taken in the given order, turn both ways is not a convex polygon:
@@ -248,11 +282,15 @@ def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = 
         from the same pass.
     with_concave : bool
         Also return :func:`is_concave` of the boxes (unchanged rows), from the same pass.
+    copy : bool
+        ``False``: when no box needs reordering, ``repaired`` is the input array itself (as
+        :func:`as_corners` gives it), not a copy; for callers that only read it.
 
     Returns
     -------
     repaired : ndarray, shape (n, 4, 2)
-        A new array; rows not flagged are copies of the input.
+        A new array (or the input, with ``copy=False`` and nothing reordered); rows not
+        flagged are copies of the input.
     reordered : ndarray of bool, shape (n,)
         The rows that were changed.
     degenerate : ndarray of bool, shape (n,)
@@ -271,8 +309,9 @@ def repair_corners(corners, with_degenerate: bool = False, with_concave: bool = 
     corners = as_corners(corners)
     x, y = planar(corners)
     turn, tol, degenerate, reorder, concave = _classify(x, y)
-    repaired = corners.copy()
-    if reorder.any():
+    any_reordered = bool(reorder.any())
+    repaired = corners.copy() if copy or any_reordered else corners
+    if any_reordered:
         order = _hull_order(x[:, reorder], y[:, reorder], turn[:, reorder], tol[reorder])
         repaired[reorder] = _reordered(corners[reorder], order)
         if with_degenerate:  # the hull's corner 1 may differ: measure it as is_degenerate would

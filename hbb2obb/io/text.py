@@ -282,6 +282,9 @@ class NumericRows:
         Whether the row's first token has no ``.``, ``e`` or ``E`` (an integer literal).
     clean : (f,) bool
         Files whose every token is a number; the rows of the others are left out.
+    plain : bool
+        Every value is an integer of at most 8 digits (the plain-integer text of pixel labels):
+        finite, and of magnitude below ``1e8``, so readers can skip their range checks.
     """
 
     values: np.ndarray
@@ -291,6 +294,7 @@ class NumericRows:
     row_line: np.ndarray
     first_is_integer: np.ndarray
     clean: np.ndarray
+    plain: bool = False
 
 
 def numeric_rows(blobs) -> NumericRows:
@@ -346,8 +350,10 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
         return None
     token = np.zeros(raw.size + 1, dtype=bool)
     np.greater(raw, ord(" "), out=token[1:])  # in plain text, the bytes above the space are digits and '-'
-    starts = np.flatnonzero(np.greater(token[1:], token[:-1], out=mask))  # two passes: less memory than one
-    ends = np.flatnonzero(np.less(token[1:], token[:-1], out=mask))
+    # Every token ends before the "\n" that ends its file: its edges are alternately a start
+    # and an end, and one search finds both.
+    edges = np.flatnonzero(np.not_equal(token[1:], token[:-1], out=mask))
+    starts, ends = edges[0::2], edges[1::2]
     values = _short_integers(data, starts, ends, minus_at)
     if values is None:
         return None
@@ -355,7 +361,7 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
     np.cumsum([len(p) + 1 for p in parts[:-1]], out=file_start[1:])
     row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start)
     return NumericRows(values, row_start, row_fields, kept[row_file], row_line, np.ones(row_start.size, dtype=bool),
-                       clean.copy())
+                       clean.copy(), plain=True)
 
 
 # Multiply-shift steps that combine the digit bytes of a word: pairs, then fours (then eights).

@@ -195,16 +195,21 @@ class _FastRows:
         width = int(fields[0]) if fields.size and fields.min() == fields.max() and fields[0] in OBB_FIELDS else 0
         if width:
             values = rows.values.reshape(-1, width)
-            finite = np.isfinite(values)
-            finite = np.ones(len(values), dtype=bool) if finite.all() else finite.all(axis=1)  # all(): quicker
+            if rows.plain:  # short integers: finite, exact and in range, nothing to test
+                finite = np.ones(len(values), dtype=bool)
+            else:
+                finite = np.isfinite(values)
+                finite = np.ones(len(values), dtype=bool) if finite.all() else finite.all(axis=1)  # all(): quicker
         else:
             last = max(rows.values.size - 1, 0)
             values = np.append(rows.values, 0.0)[np.minimum(rows.row_start[:, None] + np.arange(10), last)]
             finite = np.isfinite(values[:, :9]).all(axis=1) & ((fields != 10) | np.isfinite(values[:, 9]))
         with_confidence = fields == 10
-        good = ((fields == 9) | with_confidence) & rows.first_is_integer & finite & (np.abs(values[:, 0]) < _EXACT_INTEGER)
+        good = ((fields == 9) | with_confidence) & rows.first_is_integer & finite
+        if not rows.plain:
+            good &= np.abs(values[:, 0]) < _EXACT_INTEGER
         coordinates = values[:, 1:9]
-        if coordinates.size and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE):
+        if not rows.plain and coordinates.size and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE):
             good &= (np.abs(coordinates) <= MAX_COORDINATE).all(axis=1)  # rare: the careful reader says why
         clean = rows.clean.copy()
         if not good.all():

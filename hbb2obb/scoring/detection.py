@@ -26,7 +26,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.geometry import candidate_pairs, iou_pairs, polygon_area
+from hbb2obb.geometry import polygon_area, sparse_pairwise_iou
 from hbb2obb.scoring.order_stats import distinct
 
 COCO_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # as COCOeval's Params builds them
@@ -160,9 +160,8 @@ def frame_pairs(gt: Boxes, gt_frame, pred: Boxes, pred_frame) -> tuple[np.ndarra
     >>> g.tolist(), p.tolist(), v.tolist()
     ([0], [0], [1.0])
     """
-    pair_gt, pair_pred = candidate_pairs(gt.corners, pred.corners, a_group=np.asarray(gt_frame, dtype=np.int64),
-                                         b_group=np.asarray(pred_frame, dtype=np.int64))
-    iou = iou_pairs(gt.corners[pair_gt], pred.corners[pair_pred])
+    pair_gt, pair_pred, iou = sparse_pairwise_iou(gt.corners, pred.corners, a_group=np.asarray(gt_frame, dtype=np.int64),
+                                                  b_group=np.asarray(pred_frame, dtype=np.int64))
     positive = iou > 0
     return pair_gt[positive], pair_pred[positive], iou[positive]
 

@@ -88,24 +88,45 @@ def unscored_counts(gt: Boxes, pred: Boxes, pairs) -> dict:
     >>> unscored_counts(gt, pred, (np.array([0, 1]), np.array([0, 0]), np.array([1.0, 1.0])))["recall"]
     0.5
     """
+    return unscored_counts_and_matches(gt, pred, pairs)[0]
+
+
+def unscored_counts_and_matches(gt: Boxes, pred: Boxes, pairs) -> tuple:
+    """:func:`unscored_counts`, and its matches when they are also :func:`confusion_matrix`'s (else ``None``).
+
+    When every pair is within one class, the class-aware matching and the confusion matrix's
+    class-agnostic one are the same matching of the same pairs: it is made once.
+
+    Examples
+    --------
+    >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> gt, pred = Boxes([square], [0]), Boxes([square], [0])
+    >>> counts, matches = unscored_counts_and_matches(gt, pred, (np.array([0]), np.array([0]), np.array([1.0])))
+    >>> counts["recall"], matches.matched.tolist()
+    (1.0, [True])
+    """
     pair_gt, pair_pred, pair_iou = pairs
     same = gt.class_id[pair_gt] == pred.class_id[pair_pred]
-    matches = match_pairs(pair_gt[same], pair_pred[same], pair_iou[same], len(gt), len(pred), _AT_LEAST_HALF,
-                          one_to_one=True)
+    every = bool(same.all())
+    if not every:
+        pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
+    matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), _AT_LEAST_HALF, one_to_one=True)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True
     tp = int(np.count_nonzero(matches.matched & ~difficult))
     fp = int(np.count_nonzero(~matches.pred_matched & ~on_difficult))
-    return _ratios(tp, fp, int(np.count_nonzero(~difficult)))
+    return _ratios(tp, fp, int(np.count_nonzero(~difficult))), (matches if every else None)
 
 
-def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: Optional[float] = None) -> np.ndarray:
+def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: Optional[float] = None,
+                     matches=None) -> np.ndarray:
     """Counts ``(K + 1, K + 1)``: rows the ground-truth class, columns the predicted one, last = background.
 
     Boxes pair one to one across classes, highest IoU first, at IoU 0.5 or more; a ground-truth
     box left alone counts in the background column, a detection left alone in the background
-    row. Only detections with a score of at least ``conf`` count, when given.
+    row. Only detections with a score of at least ``conf`` count, when given. ``matches``: that
+    matching made already (:func:`unscored_counts_and_matches`; only without ``conf``).
 
     Examples
     --------
@@ -118,9 +139,10 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     counted = np.ones(len(pred), dtype=bool)
     if conf is not None and pred.score is not None:
         counted = pred.score >= conf
-    keep = counted[pair_pred]
-    matches = match_pairs(pair_gt[keep], pair_pred[keep], pair_iou[keep], len(gt), len(pred), _AT_LEAST_HALF,
-                          one_to_one=True)
+    if matches is None or conf is not None:
+        keep = counted[pair_pred]
+        matches = match_pairs(pair_gt[keep], pair_pred[keep], pair_iou[keep], len(gt), len(pred), _AT_LEAST_HALF,
+                              one_to_one=True)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     n = len(classes)
     gt_class = np.searchsorted(classes, gt.class_id)
@@ -128,10 +150,9 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     paired = matches.matched & ~difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True
-    counts = np.zeros((n + 1, n + 1), dtype=np.int64)
-    np.add.at(counts, (gt_class[paired], pred_class[matches.pred_index[paired]]), 1)
     alone_gt = ~matches.matched & ~difficult
-    np.add.at(counts, (gt_class[alone_gt], n), 1)
     alone_pred = counted & ~matches.pred_matched & ~on_difficult
-    np.add.at(counts, (n, pred_class[alone_pred]), 1)
-    return counts
+    # every count is of one cell (row * (n + 1) + column): one bincount instead of np.add.at
+    cells = np.concatenate([gt_class[paired] * (n + 1) + pred_class[matches.pred_index[paired]],
+                            gt_class[alone_gt] * (n + 1) + n, n * (n + 1) + pred_class[alone_pred]])
+    return np.bincount(cells, minlength=(n + 1) ** 2).astype(np.int64).reshape(n + 1, n + 1)

@@ -19,7 +19,7 @@ from hbb2obb.scoring.detection import (
     evaluate_detections,
     summarize_detections,
 )
-from hbb2obb.scoring.detection_counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts
+from hbb2obb.scoring.detection_counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
 from hbb2obb.scoring.order_stats import distinct
 
 COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
@@ -68,8 +68,8 @@ def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
         pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     classes = distinct(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)  # np.union1d imports numpy.ma
     if pred.score is None:
-        overall = unscored_counts(gt, pred, pairs)
-        confusion = confusion_matrix(gt, pred, pairs, classes)
+        overall, matches = unscored_counts_and_matches(gt, pred, pairs)
+        confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
         return DetectionSummary(False, overall, {}, classes, confusion, None, None)
     evaluation = evaluate_detections(gt, table.gt_frame, pred, table.pred_frame, pairs, params)
     acc = accumulate(evaluation)

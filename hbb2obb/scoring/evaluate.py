@@ -176,7 +176,8 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), settings.iou_threshold, settings.one_to_one)
     angle_error = np.full(len(gt), np.nan)
     rows = np.flatnonzero(matches.matched)
-    angle_error[rows] = orientation_errors(gt.corners[rows], pred.corners[matches.pred_index[rows]])
+    angle_error[rows] = orientation_errors(np.take(gt.corners, rows, axis=0),  # np.take: quicker than [rows]
+                                           np.take(pred.corners, np.take(matches.pred_index, rows), axis=0))
     on_edge = _best_on_dropped_edge(frames, pair_pred, pair_iou, settings) if settings.exclude_edge_cases else None
     sizes_arr = np.full((len(frames.sizes), 2), np.nan) if not any(frames.sizes) else np.array(
         [size if size is not None else (np.nan, np.nan) for size in frames.sizes], dtype=np.float64)

@@ -377,7 +377,8 @@ class LoadedFrames:
 def _repair(boxes: Boxes, health: FrameHealth) -> Boxes:
     if len(boxes) == 0:
         return boxes
-    corners, reordered, degenerate, concave = repair_corners(boxes.corners, with_degenerate=True, with_concave=True)
+    corners, reordered, degenerate, concave = repair_corners(boxes.corners, with_degenerate=True, with_concave=True,
+                                                             copy=False)  # a copy only when a box is reordered
     health.reordered_boxes += int(reordered.sum())
     health.degenerate_boxes += int(degenerate.sum())
     health.concave_boxes += int(concave.sum())

@@ -121,18 +121,58 @@ def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
         # loop would reach it, and touches no other pair: set all such pairs at once.
         n_pred = int(p.max()) + 1
         alone = (np.bincount(g, minlength=n_gt)[g] == 1) & (np.bincount(p, minlength=n_pred)[p] == 1)
-        matched[g[alone]] = True
-        chosen[g[alone]] = p[alone]
-        chosen_iou[g[alone]] = v[alone]
-        g, p, v = g[~alone], p[~alone], v[~alone]
+        alone_gt = g[alone]
+        matched[alone_gt] = True
+        chosen[alone_gt] = p[alone]
+        chosen_iou[alone_gt] = v[alone]
+        contested = np.flatnonzero(~alone)  # few: an index is quicker than a mask three times
+        g, p, v = g[contested], p[contested], v[contested]
     order = np.lexsort((p, g, -v))
+    g, p, v = g[order], p[order], v[order]
+    # The sequential greedy (pairs in this order, each taken when both its boxes are free) takes
+    # every pair that comes first among the pairs of its ground-truth box and among those of
+    # its prediction: nothing before it touches either box. Taking all such pairs at once and
+    # dropping the pairs that share a box with them (the greedy would skip those) leaves the
+    # same problem on fewer pairs, so rounds of this give the greedy's matching exactly.
+    rounds = 0
+    while g.size:
+        rounds += 1
+        if rounds > _VECTOR_ROUNDS:  # a long chain of conflicts: the plain loop is quicker there
+            _greedy_loop(g, p, v, matched, chosen, chosen_iou)
+            break
+        first_of_gt = _first_rows(g, n_gt)
+        first_of_pred = _first_rows(p, int(p.max()) + 1)
+        rows = np.arange(g.size)
+        take = (first_of_gt[g] == rows) & (first_of_pred[p] == rows)
+        gi, pi = g[take], p[take]
+        matched[gi] = True
+        chosen[gi] = pi
+        chosen_iou[gi] = v[take]
+        free_pred = np.ones(int(p.max()) + 1, dtype=bool)
+        free_pred[pi] = False
+        left = ~matched[g] & free_pred[p]
+        g, p, v = g[left], p[left], v[left]
+    return matched, chosen, chosen_iou
+
+
+_VECTOR_ROUNDS = 32
+
+
+def _first_rows(keys: np.ndarray, size: int) -> np.ndarray:
+    """For each key value, the first row holding it (``keys.size`` where none)."""
+    first = np.full(size, keys.size, dtype=np.int64)
+    np.minimum.at(first, keys, np.arange(keys.size))
+    return first
+
+
+def _greedy_loop(g, p, v, matched, chosen, chosen_iou) -> None:
+    """The greedy itself, pair after pair in the given order (free boxes only), into the arrays."""
     taken: set[int] = set()
-    # Sequential by nature (each pick removes candidates); only pairs above the threshold get here.
-    for gi, pi, vi in zip(g[order].tolist(), p[order].tolist(), v[order].tolist()):
+    # Sequential by nature (each pick removes candidates)
+    for gi, pi, vi in zip(g.tolist(), p.tolist(), v.tolist()):
         if matched[gi] or pi in taken:
             continue
         matched[gi] = True
         chosen[gi] = pi
         chosen_iou[gi] = vi
         taken.add(pi)
-    return matched, chosen, chosen_iou

@@ -68,6 +68,32 @@ def percentile(values, q: float) -> float:
     return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
 
 
+def median_and_percentile(values, q: float) -> tuple[float, float]:
+    """``(median(values), percentile(values, q))`` from one ``np.partition`` (the same two floats).
+
+    For a non-empty 1-D array; both order statistics are put in place by the same call.
+
+    Examples
+    --------
+    >>> median_and_percentile(np.arange(11.0), 90)
+    (5.0, 9.0)
+    """
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = values.size
+    if n == 0 or np.isnan(values).any():
+        return median(values), percentile(values, q)
+    half = n // 2
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1 or virtual < 0:
+        return median(values), percentile(values, q)
+    lower = math.floor(virtual)
+    part = np.partition(values, sorted({half - 1 if n % 2 == 0 else half, half, lower, lower + 1}))
+    middle = float(part[half]) if n % 2 else float((part[half - 1] + part[half]) / 2.0)
+    a, b, t = part[lower], part[lower + 1], virtual - lower
+    diff = b - a
+    return middle, float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+
+
 def distinct(values) -> np.ndarray:
     """The sorted distinct values of an integer array, as ``np.unique(values)`` gives them.
 

@@ -228,3 +228,29 @@ def test_orientation_agrees_with_the_reference_on_near_squares(decimals):
     got = orientation(boxes)
     difference = np.abs(got - expected)
     assert np.minimum(difference, 180 - difference).max() <= 1e-9
+
+
+def test_orientation_orders_edges_by_hypot_even_where_squares_would_not():
+    # The squared lengths decide only where they are far apart; near-ties, squares, tiny,
+    # huge and non-finite edges go through np.hypot, so every box gets the edge hypot picks.
+    rng = np.random.default_rng(11)
+    parts = [rng.integers(-60, 60, (3000, 4, 2)) / 100.0,
+             rng.normal(0, 1, (500, 4, 2)) * 1e-160, rng.normal(0, 1, (500, 4, 2)) * 1e153]
+    v = rng.normal(0, 10, (2000, 2))
+    w = np.stack([-v[:, 1], v[:, 0]], axis=1) * rng.choice([1.0, 1 + 1e-12, 1 - 1e-15], (2000, 1))
+    start = rng.normal(0, 100, (2000, 2))
+    parts.append(np.stack([start, start + v, start + v + w, start + w], axis=1))  # (near-)squares
+    corners = np.concatenate(parts)
+    corners[rng.integers(0, len(corners), 20), 1, 0] = np.nan
+    corners[rng.integers(0, len(corners), 20), 2, 1] = np.inf
+    flat = corners.reshape(-1, 8)
+    first = flat[:, 2:4] - flat[:, 0:2]
+    second = flat[:, 4:6] - flat[:, 2:4]
+    with np.errstate(invalid="ignore", over="ignore"):
+        longer = np.hypot(second[:, 0], second[:, 1]) > np.hypot(first[:, 0], first[:, 1])
+        edge = np.where(longer[:, None], second, first)
+        theta = np.degrees(np.arctan2(edge[:, 1], edge[:, 0]))
+        theta = np.where(theta <= 0.0, theta + 180.0, theta)
+        expected = np.where(theta >= 180.0, 0.0, theta)
+        got = orientation(corners)
+    assert got.tobytes() == expected.tobytes()

@@ -481,6 +481,30 @@ def test_candidate_pairs_skip_non_finite_boxes():
     assert ia.size == ib.size == 0
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_non_finite_box_of_b_leaves_the_other_pairs_alone(grouped):
+    # Its NaN width once became the search reach of every box: no pair was found at all.
+    a = [SQUARE, box(1, 1, 3, 3)]
+    b = [box(1, 0, 3, 2), box(np.nan, 0, 2, 2), SQUARE, box(0, np.nan, 1, 1)]
+    groups = dict(a_group=[0, 0], b_group=[0, 0, 0, 0]) if grouped else {}
+    ia, ib = candidate_pairs(a, b, **groups)
+    assert list(zip(ia.tolist(), ib.tolist())) == [(0, 0), (0, 2), (1, 0), (1, 2)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(box_sets, box_sets, st.integers(0, 2**32 - 1))
+def test_candidate_pairs_with_one_wide_box_per_group_equal_brute_force(a, b, seed):
+    # Each group searches as far as its own widest box reaches: a very wide box in one group
+    # must still find its pairs, and the other groups theirs.
+    rng = np.random.default_rng(seed)
+    b = np.concatenate([b, [box(-50, 0, 150, 1)]])
+    a_group, b_group = rng.integers(0, 3, len(a)), rng.integers(0, 3, len(b))
+    ia, ib = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = brute_force_pairs(a, b)
+    same = a_group[ra] == b_group[rb]
+    assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
+
+
 def test_candidate_pairs_groups_go_together():
     with pytest.raises(ValueError, match="together"):
         candidate_pairs([SQUARE], [SQUARE], a_group=[0])
@@ -613,3 +637,16 @@ def test_concave_pairs_agree_with_shapely_and_convex_pairs_keep_the_kernel():
     assert (got > 0).sum() > 50  # many pairs overlap: the comparison is not of zeros
     ia, ib, sparse = sparse_pairwise_iou(concave[:40], others[:40])
     assert np.abs(sparse - shapely_iou(concave[:40][ia], others[:40][ib])).max() <= TOL
+
+
+@settings(max_examples=50, deadline=None)
+@given(box_sets, box_sets, st.integers(0, 2**32 - 1))
+def test_sparse_iou_by_group_is_iou_pairs_of_the_grouped_candidates_bit_for_bit(a, b, seed):
+    # The detection metrics pair each frame's boxes this way: each box prepared once, then
+    # gathered per pair. The values must be those of iou_pairs on the gathered corners, to the bit.
+    rng = np.random.default_rng(seed)
+    a_group, b_group = rng.integers(0, 3, len(a)), rng.integers(0, 3, len(b))
+    ia, ib, iou = sparse_pairwise_iou(a, b, a_group=a_group, b_group=b_group)
+    ra, rb = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
+    assert np.array_equal(ia, ra) and np.array_equal(ib, rb)
+    assert iou.tobytes() == iou_pairs(np.asarray(a)[ra], np.asarray(b)[rb]).tobytes()

@@ -245,3 +245,15 @@ def test_repair_with_degenerate_equals_is_degenerate_of_the_repaired_boxes(seed)
     assert np.array_equal(repaired, plain) and np.array_equal(reordered, plain_reordered)
     assert np.array_equal(degenerate, is_degenerate(repaired))
     assert reordered.any() and degenerate.any()
+
+
+def test_repair_without_copy_returns_the_input_when_nothing_is_reordered():
+    convex = np.array([[[0, 0], [4, 0], [4, 2], [0, 2]], [[0, 0], [0, 2], [4, 2], [4, 0]]], dtype=np.float64)
+    fixed, flag = repair_corners(convex, copy=False)
+    assert fixed is convex and not flag.any()
+    assert repair_corners(convex)[0] is not convex  # the default still copies
+    bow_tie = np.array([[[0, 0], [4, 0], [0, 2], [4, 2]]], dtype=np.float64)
+    before = bow_tie.copy()
+    fixed, flag = repair_corners(np.concatenate([convex, bow_tie]), copy=False)
+    assert flag.tolist() == [False, False, True]
+    assert fixed[2].tolist() == [[0, 0], [4, 0], [4, 2], [0, 2]] and np.array_equal(bow_tie, before)

@@ -331,7 +331,11 @@ def test_plain_integer_pass_equals_the_general_pass(seed):
     assert plain is not None and isinstance(general, text.NumericRows)
     for name in text.NumericRows.__dataclass_fields__:
         mine, theirs = getattr(plain, name), getattr(general, name)
+        if name == "plain":  # the one field that tells the passes apart: short integers, nothing to range-check
+            assert mine is True and theirs is False
+            continue
         assert mine.dtype == theirs.dtype and np.array_equal(mine.view(np.uint8), theirs.view(np.uint8)), name
+    assert np.abs(plain.values).max(initial=0) < 1e8
     tokens = [float(t) for b in blobs if b for t in b.split()]
     assert np.array_equal(plain.values.view(np.uint64), np.array(tokens, dtype=np.float64).view(np.uint64))
 

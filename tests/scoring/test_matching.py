@@ -111,3 +111,17 @@ def test_matching_equals_brute_force(seed, n_gt, n_pred, per_gt, one_to_one):
     assert m.pred_matched.tolist() == [j in {e[0] for e in expected if e} for j in range(n_pred)]
     if per_gt > 1:
         assert (np.bincount(g, minlength=n_gt) > 1).any() and m.matched.any() and not m.matched.all()
+
+
+def test_one_to_one_on_a_long_chain_of_conflicts_equals_brute_force():
+    # Box i competes with box i + 1 for prediction i + 1, the later pair always a hair higher:
+    # each round of the vectorized greedy settles one link, so the chain outlasts its rounds
+    # and the rest goes through the plain loop; both parts must give the greedy's choice.
+    n = 300
+    g = np.concatenate([np.arange(n), np.arange(n)])
+    p = np.concatenate([np.arange(n), np.arange(1, n + 1)])
+    v = np.concatenate([0.3 + 0.001 * np.arange(n), 0.3005 + 0.001 * np.arange(n)])
+    m = match_pairs(g, p, v, n, n + 1, 0.2, one_to_one=True)
+    expected, _ = brute_force(g, p, v, n, 0.2, True)
+    assert [(int(m.pred_index[i]), float(m.iou[i])) for i in range(n) if m.matched[i]] == [e for e in expected if e]
+    assert m.matched.tolist() == [e is not None for e in expected]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hbb2obb.scoring.order_stats import distinct, median, percentile
+from hbb2obb.scoring.order_stats import distinct, median, median_and_percentile, percentile
 
 # Values with many ties (a few distinct ones) or spread over magnitudes, 1 to 60 of them.
 values = st.one_of(
@@ -46,3 +46,15 @@ def test_distinct_is_np_unique(data):
 def test_distinct_refuses_floats():
     with pytest.raises(TypeError):
         distinct(np.array([1.0, np.nan, np.nan]))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 1000, 1001])
+@pytest.mark.parametrize("q", [0, 33.3, 50, 90, 100])
+def test_median_and_percentile_from_one_partition_equal_numpy(n, q):
+    rng = np.random.default_rng(n)
+    for values in (rng.random(n), rng.integers(0, 4, n).astype(np.float64), rng.normal(0, 1e6, n)):
+        got = median_and_percentile(values, q)
+        assert repr(got) == repr((float(np.median(values)), float(np.percentile(values, q))))
+    with_nan = rng.random(n)
+    with_nan[n // 2] = np.nan
+    assert all(np.isnan(median_and_percentile(with_nan, q)))
