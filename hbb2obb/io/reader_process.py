@@ -1,0 +1,195 @@
+"""Label files read by a helper process, while the caller parses the ones read before.
+
+A thread reading ahead shares the interpreter lock with the parsing: each ``open``, ``read``
+and ``close`` gives the lock up and must win it back from the busy parser, so on 200,000
+small files the thread spent more time waiting for the lock than in the kernel, and the
+hand-overs cost a second of CPU. A process of its own (``python -I -S`` running this file:
+no site, no package, a few milliseconds to start) reads with no lock to share, and sends
+each group back through a pipe as one block of bytes.
+
+Run as a script, this module is that helper; :class:`ReaderProcess` starts and drives it.
+The helper reads each file exactly as :func:`hbb2obb.io.text.read_blobs` does (``os.open``,
+reads until a short read, ``None`` where the file cannot be read), so the bytes are the same
+whichever reads them. Nothing here may import more than the standard library's ``itertools``,
+``os``, ``struct`` and ``sys`` at module level: the helper runs without the package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import struct
+import sys
+
+_COUNT = struct.Struct("<q")  # a request: the size of its block of paths; a reply: how many files
+_READ_SIZE = 1 << 16  # as io.text._READ_SIZE: one read for a small file, a short read is the end
+_UNREADABLE = -1  # a reply's length of a file that could not be opened or read
+_PIPE_BYTES = 1 << 20  # the reply pipe's size where the system allows: a group's reply in one write
+
+
+class ReaderGone(Exception):
+    """The helper could not be started or stopped answering: the caller reads the files itself."""
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """``size`` bytes from ``fd`` (fewer only at the end of the stream)."""
+    parts, left = [], size
+    while left:
+        part = os.read(fd, left)
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _write_all(fd: int, data) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_files(paths: list) -> tuple[list, list]:
+    """Each file's length (``_UNREADABLE`` where it cannot be read) and bytes, as ``read_blobs`` reads them."""
+    lengths, blobs = [], []
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    open_file, read, close = os.open, os.read, os.close
+    for path in paths:
+        try:
+            handle = open_file(path, flags)
+        except OSError:
+            lengths.append(_UNREADABLE)
+            continue
+        try:
+            blob = read(handle, _READ_SIZE)
+            if len(blob) == _READ_SIZE:
+                parts = [blob]
+                while len(parts[-1]) == _READ_SIZE:
+                    parts.append(read(handle, _READ_SIZE))
+                blob = b"".join(parts)
+        except OSError:
+            blob = None
+        finally:
+            close(handle)
+        if blob is None:
+            lengths.append(_UNREADABLE)
+        else:
+            lengths.append(len(blob))
+            blobs.append(blob)
+    return lengths, blobs
+
+
+def serve(requests: int = 0, replies: int = 1) -> None:
+    """The helper's loop: a block of NUL-separated paths in, their lengths and bytes out, until end of input.
+
+    A request is its block's size (``<q``) and the block; a reply is the number of files
+    (``<q``), their lengths (``<q`` each) and their bytes, one after the other.
+    """
+    while True:
+        head = _read_exactly(requests, _COUNT.size)
+        if len(head) < _COUNT.size:
+            return  # the caller closed the pipe: done
+        (size,) = _COUNT.unpack(head)
+        block = _read_exactly(requests, size)
+        if len(block) < size:
+            return
+        lengths, blobs = _read_files(block.split(b"\0"))
+        _write_all(replies, _COUNT.pack(len(lengths)) + struct.pack(f"<{len(lengths)}q", *lengths))
+        _write_all(replies, b"".join(blobs))
+
+
+class ReaderProcess:
+    """The helper process, one group of files at a time: :meth:`submit` the paths, then :meth:`collect` their bytes.
+
+    Any failure to start, write or read raises :class:`ReaderGone` (and stops the helper):
+    the caller then reads the files itself, so the bytes it gets never depend on the helper.
+    :meth:`close` ends the helper and waits for it; no helper outlives its reader.
+    """
+
+    def __init__(self):
+        import subprocess
+
+        if not sys.executable:
+            raise ReaderGone("no interpreter to start")
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.abspath(__file__)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, close_fds=True)
+        except (OSError, ValueError) as exc:
+            raise ReaderGone(str(exc)) from None
+        self._pending = None
+        self._widen_pipe(self._process.stdout.fileno())
+
+    @staticmethod
+    def _widen_pipe(fd: int) -> None:
+        try:
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        except (ImportError, AttributeError, OSError):
+            pass  # a smaller pipe only means the helper hands the reply over in more pieces
+
+    def submit(self, paths: list) -> None:
+        """Have the helper read ``paths`` (strings, at least one); :meth:`collect` returns their bytes."""
+        encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+        try:
+            block = "\0".join(paths).encode(encoding, errors)
+        except UnicodeError:
+            raise ReaderGone("a path the file system cannot spell") from None
+        if not paths or block.count(b"\0") != len(paths) - 1:
+            raise ReaderGone("no paths, or a path the pipe cannot carry (a NUL in it): read them here")
+        try:
+            _write_all(self._process.stdin.fileno(), _COUNT.pack(len(block)) + block)
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise ReaderGone(str(exc)) from None
+        self._pending = len(paths)
+
+    def collect(self) -> list:
+        """The bytes of each path of the last :meth:`submit`, ``None`` where the file cannot be read."""
+        expected, self._pending = self._pending, None
+        try:
+            fd = self._process.stdout.fileno()
+            head = _read_exactly(fd, _COUNT.size)
+            if len(head) < _COUNT.size or _COUNT.unpack(head)[0] != expected:
+                raise ReaderGone("the helper stopped")
+            lengths = struct.unpack(f"<{expected}q", _read_exactly(fd, _COUNT.size * expected))
+            total = sum(lengths) + lengths.count(_UNREADABLE)  # every unreadable file counted -1
+            data = _read_exactly(fd, total)
+            if len(data) < total:
+                raise ReaderGone("the helper stopped")
+        except (OSError, ValueError, struct.error, ReaderGone) as exc:
+            self.close()
+            raise ReaderGone(str(exc)) from None
+        if _UNREADABLE not in lengths:
+            ends = list(itertools.accumulate(lengths))
+            return [data[start:end] for start, end in zip([0] + ends, ends)]
+        blobs, start = [], 0
+        for length in lengths:
+            if length == _UNREADABLE:
+                blobs.append(None)
+            else:
+                blobs.append(data[start:start + length])
+                start += length
+        return blobs
+
+    def close(self) -> None:
+        """End the helper (it stops at the end of its input) and wait for it."""
+        process = self._process
+        for pipe in (process.stdin, process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        try:
+            process.wait(timeout=2)
+        except Exception:  # noqa: BLE001 - whatever keeps it alive, it must not outlive the reader
+            process.kill()
+            process.wait()
+
+
+if __name__ == "__main__":
+    try:
+        serve()
+    except BaseException:  # noqa: BLE001 - the caller reads the files itself; the helper says nothing
+        os._exit(1)

@@ -1,0 +1,66 @@
+"""The helper process that reads label files ahead: the bytes read_blobs reads, and it never outlives its reader."""
+
+import pytest
+
+from hbb2obb.io.reader_process import ReaderGone, ReaderProcess
+from hbb2obb.io.text import read_blobs
+
+
+@pytest.fixture
+def files(tmp_path):
+    contents = {
+        "a.txt": b"0 1 2 3 4 5 6 7 8\n",
+        "empty.txt": b"",
+        "crlf bom.txt": b"\xef\xbb\xbf0 1 2 3 4 5 6 7 8\r\n",
+        "big.txt": bytes(range(256)) * 700,  # 179,200 bytes: several reads of 64 KiB, the last one short
+        "exact.txt": b"x" * (1 << 17),  # a multiple of the read size: the end is an empty read
+        "caf\u00e9.txt": b"1 2\n",
+    }
+    for name, data in contents.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "folder.txt").mkdir()
+    paths = [str(tmp_path / name) for name in contents]
+    return paths + [str(tmp_path / "folder.txt"), str(tmp_path / "gone.txt")]
+
+
+def test_helper_reads_the_bytes_read_blobs_reads(files):
+    helper = ReaderProcess()
+    try:
+        for group in (files, files[::-1], files[:1]):
+            helper.submit(group)
+            assert helper.collect() == read_blobs(group)
+        assert read_blobs(files)[-2:] == [None, None]  # a folder and a missing file cannot be read
+    finally:
+        helper.close()
+    assert helper._process.poll() is not None
+
+
+def test_helper_that_died_is_reported_and_ended(files):
+    helper = ReaderProcess()
+    helper.submit(files)
+    helper._process.kill()
+    helper._process.wait()
+    with pytest.raises(ReaderGone):
+        helper.collect()
+    with pytest.raises(ReaderGone):
+        helper.submit(files)
+
+
+def test_paths_the_pipe_cannot_carry_are_refused(files):
+    helper = ReaderProcess()
+    try:
+        with pytest.raises(ReaderGone):
+            helper.submit([files[0], "a\0b"])
+        with pytest.raises(ReaderGone):
+            helper.submit([])
+        helper.submit(files[:2])  # still serving
+        assert helper.collect() == read_blobs(files[:2])
+    finally:
+        helper.close()
+
+
+def test_helper_stops_when_its_reader_goes_without_collecting(files):
+    helper = ReaderProcess()
+    helper.submit(files)  # a reply waiting in the pipe, never read
+    helper.close()
+    assert helper._process.returncode is not None  # ended and waited for: no zombie left
