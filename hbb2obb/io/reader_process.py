@@ -24,7 +24,7 @@ import sys
 _COUNT = struct.Struct("<q")  # a request: the size of its block of paths; a reply: how many files
 _READ_SIZE = 1 << 16  # as io.text._READ_SIZE: one read for a small file, a short read is the end
 _UNREADABLE = -1  # a reply's length of a file that could not be opened or read
-_PIPE_BYTES = 1 << 20  # the reply pipe's size where the system allows: a group's reply in one write
+_PIPE_BYTES = 1 << 20  # the pipes' size where the system allows: a group's request or reply in one write
 
 
 class ReaderGone(Exception):
@@ -118,7 +118,8 @@ class ReaderProcess:
         except (OSError, ValueError) as exc:
             raise ReaderGone(str(exc)) from None
         self._pending = None
-        self._widen_pipe(self._process.stdout.fileno())
+        for pipe in (self._process.stdin, self._process.stdout):  # a group's paths, its reply: one write each
+            self._widen_pipe(pipe.fileno())
 
     @staticmethod
     def _widen_pipe(fd: int) -> None:
@@ -127,7 +128,7 @@ class ReaderProcess:
 
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except (ImportError, AttributeError, OSError):
-            pass  # a smaller pipe only means the helper hands the reply over in more pieces
+            pass  # a smaller pipe only means the bytes go over in more pieces
 
     def submit(self, paths: list) -> None:
         """Have the helper read ``paths`` (strings, at least one); :meth:`collect` returns their bytes."""
