@@ -8,21 +8,23 @@ no site, no package, a few milliseconds to start) reads with no lock to share, a
 each group back through a pipe as one block of bytes.
 
 Run as a script, this module is that helper; :class:`ReaderProcess` starts and drives it.
-The helper reads each file exactly as :func:`hbb2obb.io.text.read_blobs` does (``os.open``,
-reads until a short read, ``None`` where the file cannot be read), so the bytes are the same
-whichever reads them. Nothing here may import more than the standard library's ``itertools``,
-``os``, ``struct`` and ``sys`` at module level: the helper runs without the package.
+The helper reads with :func:`read_files`, which :func:`hbb2obb.io.text.read_blobs` is too, so
+the bytes are the same whichever process reads them. Nothing here may import more than the
+standard library's ``errno``, ``itertools``, ``os``, ``struct`` and ``sys`` at module level:
+the helper runs without the package.
 """
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import struct
 import sys
 
 _COUNT = struct.Struct("<q")  # a request: the size of its block of paths; a reply: how many files
-_READ_SIZE = 1 << 16  # as io.text._READ_SIZE: one read for a small file, a short read is the end
+_READ_SIZE = 1 << 16  # one read for a small file; a short read is the end
+_OPEN_AHEAD = 128  # files open at once while reading (well inside the usual limit of 1,024 descriptors)
 _UNREADABLE = -1  # a reply's length of a file that could not be opened or read
 _PIPE_BYTES = 1 << 20  # the pipes' size where the system allows: a group's request or reply in one write
 
@@ -49,34 +51,59 @@ def _write_all(fd: int, data) -> None:
         view = view[os.write(fd, view):]
 
 
-def _read_files(paths: list) -> tuple[list, list]:
-    """Each file's length (``_UNREADABLE`` where it cannot be read) and bytes, as ``read_blobs`` reads them."""
-    lengths, blobs = [], []
+def read_files(paths) -> list:
+    """The bytes of each file, ``None`` where it cannot be opened or read.
+
+    Each file is read whole (reads of 64 KiB until a short one: a small file takes one).
+    The files are opened ``_OPEN_AHEAD`` at a time and the kernel is told, for all of them,
+    that they are about to be read (``posix_fadvise(WILLNEED)``) before the first is read:
+    where the pages are not in memory (a set read long ago, pages the system moved out) the
+    kernel fetches them together instead of one file after the other, which read 20,000
+    evicted files about 3.5 times faster here; for pages in memory it costs next to nothing.
+    """
+    paths = list(paths)
+    blobs = []
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    advise = getattr(os, "posix_fadvise", None)
     open_file, read, close = os.open, os.read, os.close
-    for path in paths:
+    start = 0
+    while start < len(paths):
+        handles = []
         try:
-            handle = open_file(path, flags)
-        except OSError:
-            lengths.append(_UNREADABLE)
-            continue
-        try:
-            blob = read(handle, _READ_SIZE)
-            if len(blob) == _READ_SIZE:
-                parts = [blob]
-                while len(parts[-1]) == _READ_SIZE:
-                    parts.append(read(handle, _READ_SIZE))
-                blob = b"".join(parts)
-        except OSError:
-            blob = None
+            for path in paths[start:start + _OPEN_AHEAD]:
+                try:
+                    handles.append(open_file(path, flags))
+                except OSError as exc:
+                    if exc.errno in (errno.EMFILE, errno.ENFILE) and handles:
+                        break  # out of descriptors: read the files open, then open this one again
+                    handles.append(None)
+            if advise is not None:
+                for handle in handles:
+                    if handle is not None:
+                        try:
+                            advise(handle, 0, 0, os.POSIX_FADV_WILLNEED)
+                        except OSError:
+                            pass  # only a hint
+            for handle in handles:
+                if handle is None:
+                    blobs.append(None)
+                    continue
+                try:
+                    blob = read(handle, _READ_SIZE)
+                    if len(blob) == _READ_SIZE:  # a short read of a regular file is its end
+                        parts = [blob]
+                        while len(parts[-1]) == _READ_SIZE:
+                            parts.append(read(handle, _READ_SIZE))
+                        blob = b"".join(parts)
+                except OSError:
+                    blob = None
+                blobs.append(blob)
         finally:
-            close(handle)
-        if blob is None:
-            lengths.append(_UNREADABLE)
-        else:
-            lengths.append(len(blob))
-            blobs.append(blob)
-    return lengths, blobs
+            for handle in handles:
+                if handle is not None:
+                    close(handle)
+        start += len(handles)
+    return blobs
 
 
 def serve(requests: int = 0, replies: int = 1) -> None:
@@ -93,9 +120,10 @@ def serve(requests: int = 0, replies: int = 1) -> None:
         block = _read_exactly(requests, size)
         if len(block) < size:
             return
-        lengths, blobs = _read_files(block.split(b"\0"))
+        blobs = read_files(block.split(b"\0"))
+        lengths = [_UNREADABLE if blob is None else len(blob) for blob in blobs]
         _write_all(replies, _COUNT.pack(len(lengths)) + struct.pack(f"<{len(lengths)}q", *lengths))
-        _write_all(replies, b"".join(blobs))
+        _write_all(replies, b"".join([blob for blob in blobs if blob is not None]))
 
 
 class ReaderProcess:

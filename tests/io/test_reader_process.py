@@ -64,3 +64,33 @@ def test_helper_stops_when_its_reader_goes_without_collecting(files):
     helper.submit(files)  # a reply waiting in the pipe, never read
     helper.close()
     assert helper._process.returncode is not None  # ended and waited for: no zombie left
+
+
+def test_files_read_a_batch_at_a_time_and_within_the_descriptors_left(files, monkeypatch):
+    import errno
+    import os
+
+    import hbb2obb.io.reader_process as reader_process
+
+    expected = [None if not os.path.isfile(p) else open(p, "rb").read() for p in files]
+    monkeypatch.setattr(reader_process, "_OPEN_AHEAD", 3)  # batches of 3: unreadable files inside and across them
+    assert reader_process.read_files(files * 2) == expected * 2
+    open_now, most = set(), [0]
+    real_open, real_close = os.open, os.close
+
+    def scarce_open(path, flags, *args, **kwargs):  # only two descriptors left for the reader
+        if len(open_now) == 2:
+            raise OSError(errno.EMFILE, "Too many open files")
+        handle = real_open(path, flags, *args, **kwargs)
+        open_now.add(handle)
+        most[0] = max(most[0], len(open_now))
+        return handle
+
+    def counted_close(handle):
+        open_now.discard(handle)
+        real_close(handle)
+
+    monkeypatch.setattr(os, "open", scarce_open)
+    monkeypatch.setattr(os, "close", counted_close)
+    assert reader_process.read_files(files) == expected  # a file refused for want of descriptors is retried
+    assert most[0] == 2 and not open_now  # every descriptor closed
