@@ -94,3 +94,12 @@ def test_files_read_a_batch_at_a_time_and_within_the_descriptors_left(files, mon
     monkeypatch.setattr(os, "close", counted_close)
     assert reader_process.read_files(files) == expected  # a file refused for want of descriptors is retried
     assert most[0] == 2 and not open_now  # every descriptor closed
+
+
+@pytest.mark.parametrize("executable", ["", "/opt/app/bin/blender"])
+def test_no_helper_is_started_but_a_python_interpreter(monkeypatch, executable):
+    import sys
+
+    monkeypatch.setattr(sys, "executable", executable)
+    with pytest.raises(ReaderGone):
+        ReaderProcess()
