@@ -133,3 +133,21 @@ def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, helpers, fa
         monkeypatch.setattr(reader_process.ReaderProcess, "submit", refusing)
     assert _all_runs(specs, read_ahead=True) == expected
     assert len(helpers) == (failure != "cannot start") and all(p.returncode is not None for p in helpers)
+
+
+def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, helpers):
+    from hbb2obb.boxes import Boxes
+    from hbb2obb.scoring.frames import FrameSpec
+
+    root = write_labels({f"{side}/{i:02d}.txt": rect(i, i, 4, 4) + "\n" for i in range(20) for side in ("gt", "pred")})
+    read = Boxes.empty()
+    specs = [FrameSpec(s.name, s.gt_file, s.pred_file, gt_boxes=read if i % 2 else None,
+                       pred_boxes=read if i % 3 == 0 else None)  # a side read whole (a COCO file) reads no file
+             for i, s in enumerate(plan_frames(root / "gt", root / "pred").frames)]
+    specs[4] = specs[4]._replace(gt_boxes=read, pred_boxes=read)  # a frame that reads nothing
+    expected = _all_runs(specs)
+    assert expected[0][1][0][:2] == [(root / "gt" / "00.txt").read_bytes(), b""]
+    assert _all_runs(specs, read_ahead=True) == expected and len(helpers) == 1
+    assert all(process.returncode is not None for process in helpers)
+    nothing = [s._replace(gt_boxes=read, pred_boxes=read) for s in specs]  # every side read whole
+    assert _all_runs(nothing, read_ahead=True) == _all_runs(nothing) and len(helpers) == 1  # no helper for nothing
