@@ -75,6 +75,14 @@ def test_files_read_a_batch_at_a_time_and_within_the_descriptors_left(files, mon
     expected = [None if not os.path.isfile(p) else open(p, "rb").read() for p in files]
     monkeypatch.setattr(reader_process, "_OPEN_AHEAD", 3)  # batches of 3: unreadable files inside and across them
     assert reader_process.read_files(files * 2) == expected * 2
+    if hasattr(os, "posix_fadvise"):  # every read taken for one that waited for the disk: the rest are announced
+        announced, advise = [], os.posix_fadvise
+        monkeypatch.setattr(os, "posix_fadvise", lambda fd, *args: announced.append(fd) or advise(fd, *args))
+        monkeypatch.setattr(reader_process, "_SLOW_READ", float("inf"))
+        assert reader_process.read_files(files * 2) == expected * 2 and announced == []  # no slow read: none
+        monkeypatch.setattr(reader_process, "_SLOW_READ", -1.0)
+        assert reader_process.read_files(files * 2) == expected * 2
+        assert len(announced) == sum(blob is not None or os.path.isdir(p) for p, blob in zip(files, expected)) * 2 - 1
     open_now, most = set(), [0]
     real_open, real_close = os.open, os.close
 
