@@ -541,7 +541,7 @@ def load_frames(
     with_boxes = codes[n:] >= 0
     health.scored_pred_files += int(np.count_nonzero(batch.rows.has_score[n:] & with_boxes))
     health.unscored_pred_files += int(np.count_nonzero(~batch.rows.has_score[n:] & with_boxes))
-    for problems in batch.problems[n:]:
+    for problems in filter(None, batch.problems[n:]):  # the files with skipped lines only (few, if any)
         health.skipped_pred_lines += len(problems)
         health.problems.extend(problems)
     sides = []
