@@ -45,3 +45,7 @@ class LabelFormatError(InputError):
         self.line = line
         self.reason = reason
         super().__init__(f"{self.path}:{line}: {reason}")
+
+    def __reduce__(self):
+        # a worker process (--jobs) sends it back pickled: the default would call __init__ with the message alone
+        return type(self), (self.path, self.line, self.reason)

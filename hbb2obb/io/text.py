@@ -14,6 +14,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, LabelFormatError
+from hbb2obb.io.reader_process import read_files
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,6 @@ _BYTE_KIND[list(b" \t")] = _BLANK
 _BYTE_KIND[ord("\n")] = _LF
 _BYTE_KIND[ord("\r")] = _CR
 _BOM = b"\xef\xbb\xbf"
-_READ_SIZE = 1 << 16
 _MAX_DIGITS = 15  # an integer of up to 15 digits is exact in a float64, so m / 10**k rounds once
 _POWERS_OF_TEN = 10.0 ** np.arange(_MAX_DIGITS + 1)
 
@@ -233,35 +233,11 @@ _POWERS_OF_TEN = 10.0 ** np.arange(_MAX_DIGITS + 1)
 def read_blobs(paths) -> list:
     """The bytes of each file, or ``None`` where it cannot be read (the careful reader reports why).
 
-    Plain ``os.open``/``os.read``: half the cost of ``open()`` for thousands of small files; the
-    loop does nothing else per file that could be done once.
+    Plain ``os.open``/``os.read`` (half the cost of ``open()`` for thousands of small files),
+    a batch of files open at once with their reading announced to the kernel:
+    :func:`hbb2obb.io.reader_process.read_files`, which the read-ahead helper process runs too.
     """
-    blobs = []
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-    open_file, read, close = os.open, os.read, os.close
-    for path in paths:
-        try:
-            handle = open_file(path, flags)
-        except OSError:
-            blobs.append(None)
-            continue
-        try:
-            blob = read(handle, _READ_SIZE)
-            if len(blob) == _READ_SIZE:  # a short read of a regular file is its end
-                blob = _read_rest(handle, blob)
-        except OSError:
-            blob = None
-        finally:
-            close(handle)
-        blobs.append(blob)
-    return blobs
-
-
-def _read_rest(handle: int, first: bytes) -> bytes:
-    parts = [first]
-    while len(parts[-1]) == _READ_SIZE:
-        parts.append(os.read(handle, _READ_SIZE))
-    return b"".join(parts)
+    return read_files(paths)
 
 
 @dataclass(frozen=True)

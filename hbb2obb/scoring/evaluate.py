@@ -349,7 +349,7 @@ def evaluate_frames(
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
     jobs = resolve_jobs(jobs)
-    # a reading thread only where no worker process is forked (a fork must not copy a running thread)
+    # a helper process reads ahead in a run of one process; with workers, the parent's reading is the feed
     read_ahead = jobs == 1 and (os.cpu_count() or 1) > 1 and os.environ.get("HBB2OBB_READ_AHEAD", "1") != "0"
     batches = _batches(plan.frames, read_ahead)
     try:

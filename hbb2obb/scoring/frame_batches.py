@@ -2,7 +2,8 @@
 
 Asking the file system for every file's size costs about what reading a small file costs, so
 the chunks of :func:`~hbb2obb.scoring.evaluate.evaluate_frames` are sized by the bytes read
-instead; with one process, a thread reads the next group while the current chunk is matched.
+instead; with one process, a helper process reads the next group while the current chunk is
+matched (:mod:`hbb2obb.io.reader_process`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-import threading
 
 from hbb2obb.io.text import read_blobs
 from hbb2obb.scoring.frames import spec_column
@@ -25,41 +25,81 @@ def _file_bytes(paths: list) -> list:
     return [b"" if path is None else next(found) for path in paths]
 
 
-def _read_group(chosen) -> tuple[list, list]:
-    """The ground-truth and prediction bytes of a group of frames (see :func:`read_frame_batches`)."""
+def _group_paths(chosen) -> tuple[list, list]:
+    """The ground-truth and prediction files a group of frames reads (``None``: no file, or boxes read already)."""
     gt_boxes, pred_boxes = spec_column(chosen, "gt_boxes"), spec_column(chosen, "pred_boxes")
     gt_paths, pred_paths = spec_column(chosen, "gt_file"), spec_column(chosen, "pred_file")
     if gt_boxes.count(None) < len(chosen):  # a side read whole reads no file
         gt_paths = [None if boxes is not None else path for path, boxes in zip(gt_paths, gt_boxes)]
     if pred_boxes.count(None) < len(chosen):
         pred_paths = [None if boxes is not None else path for path, boxes in zip(pred_paths, pred_boxes)]
+    return gt_paths, pred_paths
+
+
+def _read_group(chosen) -> tuple[list, list]:
+    """The ground-truth and prediction bytes of a group of frames (see :func:`read_frame_batches`)."""
+    gt_paths, pred_paths = _group_paths(chosen)
     return _file_bytes(gt_paths), _file_bytes(pred_paths)
 
 
-class _GroupReader:
-    """One group of label files read by a thread of its own, while the caller parses the group before.
+class _AheadReader:
+    """The next group of frames, read by the helper process while the caller works on the group before.
 
-    ``os.open``, ``os.read`` and ``os.close`` release the GIL, so the kernel's share of reading
-    (most of it, for small files) runs beside the parsing. The thread reads one group and ends;
-    :meth:`result` waits for it, so no thread outlives the reading.
+    :meth:`submit` hands a group's files to the helper, :meth:`result` returns their bytes.
+    Should the helper fail in any way (it cannot start, it died), the group is read here, and
+    so is every later one: the bytes never depend on who read them.
     """
 
-    def __init__(self, chosen):
-        self.chosen, self._found, self._error = chosen, None, None
-        self._thread = threading.Thread(target=self._read, name="hbb2obb-read-ahead", daemon=True)
-        self._thread.start()
+    def __init__(self):
+        self._helper, self._started, self.chosen, self._paths = None, False, None, None
 
-    def _read(self):
+    def submit(self, chosen) -> None:
+        self.chosen, self._paths = chosen, _group_paths(chosen)
+        present = self._paths[0] + self._paths[1]
+        if None in present:
+            present = [path for path in present if path is not None]
+        if not present:
+            return
+        from hbb2obb.io.reader_process import ReaderGone, ReaderProcess
+
         try:
-            self._found = _read_group(self.chosen)
-        except BaseException as exc:  # re-raised in the caller's thread by result()
-            self._error = exc
+            if not self._started:
+                self._started = True
+                self._helper = ReaderProcess()
+            if self._helper is not None:
+                self._helper.submit(present)
+                return
+        except ReaderGone:
+            self.close()  # from now on every group is read here
+        self._paths = None  # read by result(), here
 
     def result(self) -> tuple[list, list]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._found
+        chosen, paths, self.chosen, self._paths = self.chosen, self._paths, None, None
+        if paths is None:
+            return _read_group(chosen)
+        from hbb2obb.io.reader_process import ReaderGone
+
+        absent = paths[0].count(None) + paths[1].count(None)
+        if absent == len(paths[0]) + len(paths[1]):
+            return [b""] * len(paths[0]), [b""] * len(paths[1])  # nothing was submitted
+        try:
+            found = self._helper.collect()
+        except ReaderGone:
+            self._helper = None
+            return _read_group(chosen)
+        if not absent:  # the usual case: every frame has both files
+            return found[:len(paths[0])], found[len(paths[0]):]
+        found = iter(found)
+        return tuple([b"" if path is None else next(found) for path in side] for side in paths)
+
+    @property
+    def waiting(self) -> bool:
+        return self.chosen is not None
+
+    def close(self) -> None:
+        if self._helper is not None:
+            self._helper.close()
+            self._helper = None
 
 
 def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bool = False):
@@ -73,18 +113,18 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
     cannot be read gives ``None``, and the careful reader of :func:`load_frames` says why; a
     frame's boxes read already (:attr:`FrameSpec.gt_boxes`, ``pred_boxes``) read no file.
 
-    ``read_ahead``: the next group is read by a thread while the caller works on this one's
-    runs (:class:`_GroupReader`). Never while another process may be forked from this one.
+    ``read_ahead``: when the frames are more than one run's worth (by the bytes of the first
+    group), the next group is read by a helper process while the caller works on this one's
+    runs (:class:`_AheadReader`); the helper ends with the batches, however they end.
     """
     specs = tuple(specs)
     run, gt_run, pred_run, run_bytes = [], [], [], 0
     start, group = 0, 16  # a small first group: a set of a few huge frames reads little ahead
-    pending = None
+    ahead = None
     try:
         while start < len(specs):
-            if pending is not None:
-                chosen, (gt_blobs, pred_blobs) = pending.chosen, pending.result()
-                pending = None
+            if ahead is not None and ahead.waiting:
+                chosen, (gt_blobs, pred_blobs) = ahead.chosen, ahead.result()
             else:
                 chosen = specs[start:start + group]
                 gt_blobs, pred_blobs = _read_group(chosen)
@@ -96,8 +136,11 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
             group_bytes = sum(sizes)
             per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
             group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
-            if read_ahead and start < len(specs):
-                pending = _GroupReader(specs[start:start + group])
+            if read_ahead and ahead is None and start < len(specs) and (
+                    len(specs) > max_frames or per_frame * len(specs) > max_bytes):
+                ahead = _AheadReader()  # more than one run: reading beside the work pays for the helper's start
+            if ahead is not None and start < len(specs):
+                ahead.submit(specs[start:start + group])
             taken = 0
             while taken < len(chosen):  # cut the group into runs: as many frames as fit, by slices
                 room_frames = max_frames - len(run)
@@ -117,5 +160,5 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
         if run:
             yield run, (gt_run, pred_run)
     finally:
-        if pending is not None:  # the caller stopped early (an error): no thread is left running
-            pending._thread.join()
+        if ahead is not None:  # however the batches end (an error in the caller too): the helper ends
+            ahead.close()

@@ -174,6 +174,18 @@ def test_broken_ground_truth_exits_2_with_file_and_line(write_labels, gt_text, m
     assert "Average IoU" not in out
 
 
+def test_broken_ground_truth_in_a_worker_exits_2_with_file_and_line(write_labels, monkeypatch):
+    import hbb2obb.scoring.evaluate as core
+
+    monkeypatch.setattr(core, "CHUNK_FRAMES", 1)  # a chunk per frame: the broken one is matched in a worker
+    root = write_labels({"gt/a.txt": GT, "pred/a.txt": PRED, "gt/b.txt": "0 1 2 3\n", "pred/b.txt": PRED})
+    code, out, err = run(root / "gt", root / "pred", "--jobs", 2, "--json")
+    assert code == 2, err
+    assert err.strip().splitlines() == [f"hbb2obb-eval: error: {root / 'gt' / 'b.txt'}:1: expected 9 fields "
+                                        "(class x1 y1 x2 y2 x3 y3 x4 y4) or 10 (with confidence), found 4"]
+    assert out == ""
+
+
 def test_broken_prediction_line_is_warned_and_counted(write_labels):
     root = write_labels({"gt/a.txt": GT, "pred/a.txt": PRED.replace("\n", "\r\n") + "0 1 2\n"})
     code, out, err = run(root / "gt", root / "pred", "--json")

@@ -1,6 +1,7 @@
 """The scoring core against an independent per-pair shapely implementation (scripts/)."""
 
 import importlib.util
+import os
 import warnings
 
 import numpy as np
@@ -102,14 +103,22 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("read_ahead", ["0", "1"])
 def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypatch, read_ahead):
-    import threading
-
+    import hbb2obb.io.reader_process as reader_process
     import hbb2obb.scoring.evaluate as core
 
+    helpers = []
+    start = reader_process.ReaderProcess.__init__
+
+    def recorded(self):
+        start(self)
+        helpers.append(self._process)
+
+    monkeypatch.setattr(reader_process.ReaderProcess, "__init__", recorded)
     monkeypatch.setattr(core, "CHUNK_FRAMES", 3)
     monkeypatch.setenv("HBB2OBB_READ_AHEAD", "0")
     gt, pred = random_label_set(tmp_path, 4, n_frames=20)
     alone = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
+    assert helpers == []
     monkeypatch.setenv("HBB2OBB_READ_AHEAD", read_ahead)
     ahead = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
     assert ahead.metrics == alone.metrics and ahead.warnings == alone.warnings
@@ -117,7 +126,8 @@ def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypa
     last.write_text("0 1 2\n")  # broken ground truth in the last chunk: the run stops there
     with pytest.raises(LabelFormatError, match=last.name + ":1"):
         evaluate_frames(gt, pred, EvalSettings(missing_pred="empty"))
-    assert not [t for t in threading.enumerate() if t.name == "hbb2obb-read-ahead"]
+    assert len(helpers) == (2 if read_ahead == "1" and (os.cpu_count() or 1) > 1 else 0)
+    assert all(process.returncode is not None for process in helpers)  # each ended with its run
 
 
 def test_identical_boxes_score_exactly_one(write_labels):

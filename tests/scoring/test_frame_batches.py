@@ -1,8 +1,8 @@
-"""Label files read a group at a time (by a thread, ahead) and cut into chunks: budgets, bytes, no thread left."""
-
-import threading
+"""Label files read a group at a time (by a helper process, ahead) and cut into chunks: budgets, bytes, no helper left."""
 
 import pytest
+
+import hbb2obb.io.reader_process as reader_process
 
 from conftest import rect
 from hbb2obb.errors import InputError
@@ -69,17 +69,85 @@ def test_frames_read_ahead_load_as_frames_read_in_place(write_labels, gone):
     assert _outcome(run, blobs=blobs) == _outcome(specs)
 
 
-def _read_ahead_threads():
-    return [t for t in threading.enumerate() if t.name == "hbb2obb-read-ahead"]
+@pytest.fixture
+def helpers(monkeypatch):
+    """Every helper process started while the test runs."""
+    started = []
+    original = reader_process.ReaderProcess.__init__
+
+    def recorded(self):
+        original(self)
+        started.append(self._process)
+
+    monkeypatch.setattr(reader_process.ReaderProcess, "__init__", recorded)
+    return started
 
 
-def test_no_reading_thread_outlives_the_batches(write_labels):
+def test_no_helper_outlives_the_batches(write_labels, helpers):
     root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(300) for side in ("gt", "pred")})
     specs = plan_frames(root / "gt", root / "pred").frames
     batches = read_frame_batches(specs, 8, 1 << 20, read_ahead=True)
     first = next(batches)
-    assert len(first[0]) == 8
-    batches.close()  # stopped early, as an error in the caller stops it: the thread reading ahead is joined
-    assert _read_ahead_threads() == []
+    assert len(first[0]) == 8 and len(helpers) == 1 and helpers[0].poll() is None  # reading ahead
+    batches.close()  # stopped early, as an error in the caller stops it: the helper is ended and waited for
+    assert helpers[0].returncode is not None
     assert sum(len(run) for run, _ in read_frame_batches(specs, 8, 1 << 20, read_ahead=True)) == 300
-    assert _read_ahead_threads() == []
+    assert len(helpers) == 2 and helpers[1].returncode is not None
+
+
+def test_one_run_of_frames_starts_no_helper(write_labels, helpers):
+    root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(40) for side in ("gt", "pred")})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    assert len(list(read_frame_batches(specs, 100, 1 << 20, read_ahead=True))) == 1
+    assert helpers == []  # 40 small frames: its start would cost more than the reading
+
+
+def _all_runs(specs, **kwargs):
+    return [(list(run), blobs) for run, blobs in read_frame_batches(specs, 5, 1 << 20, **kwargs)]
+
+
+@pytest.mark.parametrize("failure", ["cannot start", "dies", "refuses a path"])
+def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, helpers, failure):
+    files = {f"gt/{i:02d}.txt": (rect(i, i, 4, 4) + "\n") * (i % 3) for i in range(30)}
+    files.update({f"pred/{i:02d}.txt": rect(i + 1, i, 4, 4) + "\n" for i in range(30) if i % 4})
+    root = write_labels(files)
+    specs = plan_frames(root / "gt", root / "pred", "empty").frames
+    (root / "gt" / "17.txt").unlink()  # gone after pairing: unreadable
+    expected = _all_runs(specs)
+    assert expected[3][1][0][2] is None
+    if failure == "cannot start":
+        def refuse(self):
+            raise reader_process.ReaderGone("no interpreter")
+        monkeypatch.setattr(reader_process.ReaderProcess, "__init__", refuse)
+    elif failure == "dies":
+        collect = reader_process.ReaderProcess.collect
+
+        def dying(self):
+            self._process.kill()
+            self._process.wait()
+            return collect(self)
+        monkeypatch.setattr(reader_process.ReaderProcess, "collect", dying)
+    else:
+        def refusing(self, paths):
+            raise reader_process.ReaderGone("a NUL in a path")
+        monkeypatch.setattr(reader_process.ReaderProcess, "submit", refusing)
+    assert _all_runs(specs, read_ahead=True) == expected
+    assert len(helpers) == (failure != "cannot start") and all(p.returncode is not None for p in helpers)
+
+
+def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, helpers):
+    from hbb2obb.boxes import Boxes
+    from hbb2obb.scoring.frames import FrameSpec
+
+    root = write_labels({f"{side}/{i:02d}.txt": rect(i, i, 4, 4) + "\n" for i in range(20) for side in ("gt", "pred")})
+    read = Boxes.empty()
+    specs = [FrameSpec(s.name, s.gt_file, s.pred_file, gt_boxes=read if i % 2 else None,
+                       pred_boxes=read if i % 3 == 0 else None)  # a side read whole (a COCO file) reads no file
+             for i, s in enumerate(plan_frames(root / "gt", root / "pred").frames)]
+    specs[4] = specs[4]._replace(gt_boxes=read, pred_boxes=read)  # a frame that reads nothing
+    expected = _all_runs(specs)
+    assert expected[0][1][0][:2] == [(root / "gt" / "00.txt").read_bytes(), b""]
+    assert _all_runs(specs, read_ahead=True) == expected and len(helpers) == 1
+    assert all(process.returncode is not None for process in helpers)
+    nothing = [s._replace(gt_boxes=read, pred_boxes=read) for s in specs]  # every side read whole
+    assert _all_runs(nothing, read_ahead=True) == _all_runs(nothing) and len(helpers) == 1  # no helper for nothing

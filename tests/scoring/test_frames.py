@@ -1,6 +1,7 @@
 """Loading frames in batches: the same boxes, counts and first error as one frame at a time."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,3 +170,25 @@ def test_planning_lists_each_folder_once_and_looks_up_no_label_file(write_labels
     assert [spec.name for spec in plan.frames] == ["0", "1", "2", "3", "4"] and plan.pred_source is None
     assert sorted(listed) == [str(root / "gt"), str(root / "pred")]
     assert not [path for path in stats if path.endswith(".txt")]
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "relative", "dot", "trailing slash"])
+def test_planned_paths_and_orders_whatever_the_folder_spelling(write_labels, monkeypatch, spelling):
+    good = rect(1, 1, 4, 4) + "\n"
+    names = ["b-1", "b", "a_2", "a", "c.d", "Z", "é"]  # "-" and "." sort before the suffix's ".", "_" after
+    files = {f"gt/{n}.txt": good for n in names if n != "c.d"}
+    files.update({f"pred/{n}.{'TXT' if n == 'a' else 'txt'}": good for n in names if n != "b"})
+    files.update({f"pred/orphan{n}.txt": good for n in ("9", "-1", "_x", "")})
+    root = write_labels(files)
+    monkeypatch.chdir(root / "gt" if spelling == "dot" else root)
+    gt = {"absolute": root / "gt", "relative": Path("gt"), "dot": Path("."), "trailing slash": "gt/"}[spelling]
+    pred = root / "pred" if spelling == "dot" else "pred"
+    plan = plan_frames(gt, pred, "empty")
+    gt_names = sorted(f"{n}.txt" for n in names if n != "c.d")
+    assert [spec.name for spec in plan.frames] == [n[:-4] for n in gt_names]
+    assert [spec.gt_file for spec in plan.frames] == [str(Path(gt) / n) for n in gt_names]
+    assert [spec.pred_file for spec in plan.frames] == [
+        None if n == "b.txt" else str(Path(pred) / ("a.TXT" if n == "a.txt" else n)) for n in gt_names]
+    assert plan.missing_pred == (Path(gt) / "b.txt",)
+    assert plan.orphan_pred == tuple(Path(pred) / n for n in sorted(["c.d.txt", "orphan9.txt", "orphan-1.txt",
+                                                                    "orphan_x.txt", "orphan.txt"]))
