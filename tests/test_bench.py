@@ -63,10 +63,12 @@ def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path
     )
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
-    assert re.search(r"10 boxes \(start-up\)\n\s+hbb2obb \(ours\)\s+[\d.]+ s", out)
-    assert re.search(r"python -c 'import numpy'\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
-    assert re.search(r"the same, 1 BLAS thread\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
-    rows = re.findall(r"shapely 2 vectorized\s+[\d.]+ s\s+\d+ MB\s+ratio [\d.]+x; agree: yes \(([\d,]+) values", out)
+    assert "(wall time, CPU time = user + system, peak RSS)" in out
+    assert re.search(r"10 boxes \(start-up\)\n\s+hbb2obb \(ours\)\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB", out)
+    assert re.search(r"python -c 'import numpy'\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
+    assert re.search(r"the same, 1 BLAS thread\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
+    rows = re.findall(r"shapely 2 vectorized\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ratio [\d.]+x; agree: yes \(([\d,]+) values",
+                      out)
     assert len(rows) == 2 and all(int(n.replace(",", "")) > 0 for n in rows)  # the 6 frames and the dense frame
     assert "reference 1.12.0" not in out
 
