@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 import warnings
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.reader_process import read_files
+from hbb2obb.io.text_file import read_file_bytes
 
 
 @dataclass(frozen=True)
@@ -96,14 +96,7 @@ def split_lines(path: Path, sink: Optional["ProblemSink"] = None) -> Iterator[tu
     >>> list(split_lines(p))
     [(1, ['a', 'b', 'c']), (3, ['d'])]
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a label file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_file_bytes(path, "label file")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(_LINE_BREAK.split(data), start=1):

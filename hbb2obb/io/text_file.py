@@ -1,9 +1,9 @@
-"""The text of one small file the user named: a label map, a golden file, a COCO or LabelMe JSON.
+"""One file the user named, read whole: a label file, a label map, a golden file, a COCO, LabelMe or VOC file.
 
 Every such file fails the same few ways, and the user should read the same words for each: one
 :class:`~hbb2obb.errors.InputError` line that names the file, says which file it was meant to be,
-and why it cannot be read. Label files are read in bulk elsewhere (:mod:`hbb2obb.io.text`),
-where a missing or broken file is a warning with a count, not an error.
+and why it cannot be read. (Label files read in bulk, by :func:`hbb2obb.io.text.read_blobs`,
+come back as ``None`` when unreadable, and the careful reader that says why uses this module.)
 """
 
 from __future__ import annotations
@@ -11,6 +11,44 @@ from __future__ import annotations
 from pathlib import Path
 
 from hbb2obb.errors import InputError
+
+
+def read_file_bytes(path, what: str) -> bytes:
+    """The bytes of ``path``, or :class:`InputError` saying why they cannot be read.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        What the file is to the user, for the message: ``"label file"``, ``"label map"``.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    InputError
+        ``<path>: <what> not found``, ``<path>: <what> is a folder, not a file`` or
+        ``<path>: cannot read <what> (<system's reason>)``.
+
+    Examples
+    --------
+    >>> read_file_bytes("no/such/labels.txt", "label file")
+    Traceback (most recent call last):
+    ...
+    hbb2obb.errors.InputError: no/such/labels.txt: label file not found
+    """
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: {what} is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
 def read_text_file(path, what: str) -> str:
@@ -40,16 +78,8 @@ def read_text_file(path, what: str) -> str:
     ...
     hbb2obb.errors.InputError: no/such/map.yaml: label map not found
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: {what} is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    data = read_file_bytes(path, what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError(f"{Path(path)}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None

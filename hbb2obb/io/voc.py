@@ -6,7 +6,6 @@ Horizontal boxes only. Problems are named by the line of the ``<object>`` elemen
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
@@ -20,18 +19,14 @@ from hbb2obb.io.frame_labels import (
     pixel_size,
 )
 from hbb2obb.io.text import ProblemSink, parse_number
+from hbb2obb.io.text_file import read_file_bytes
 
 BOUNDS = ("xmin", "ymin", "xmax", "ymax")
 
 
 def _parse_with_lines(path: Path):
     """The XML root, and the source line of every element (ElementTree keeps none itself)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_file_bytes(path, "VOC file")
     lines: dict[int, int] = {}
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate()

@@ -155,7 +155,7 @@ def test_label_map_forms(tmp_path):
 
 
 def test_missing_and_non_utf8_files(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match="nope.txt: label file not found"):
         read_yolo_obb(tmp_path / "nope.txt", strict=True)
     binary = tmp_path / "b.txt"
     binary.write_bytes(b"\xff\xfe\x00junk")
@@ -377,7 +377,7 @@ def test_batch_given_the_bytes_reads_as_from_disk(tmp_path):
     assert np.array_equal(given.rows.corners, read.rows.corners) and given.normalized == read.normalized
     assert [[str(p) for p in f] for f in given.problems] == [[str(p) for p in f] for f in read.problems]
     for bytes_given in (blobs, None):  # a file that could not be read: the careful reader says why
-        with pytest.raises(InputError, match="gone.txt: no such file"):
+        with pytest.raises(InputError, match="gone.txt: label file not found"):
             read_obb_batch(every, strict=False, label_map={0: "car"}, blobs=bytes_given)
     with pytest.raises(ValueError, match="blobs for"):
         read_obb_batch(every, strict=False, blobs=blobs[:-1])
