@@ -15,9 +15,9 @@ function works on all boxes at once, and empty inputs give empty outputs.
 """
 
 from hbb2obb.geometry.distance import DistanceIoU, box_axes, box_centers, distance_ious, enclosing_extent
+from hbb2obb.geometry.candidates import candidate_pairs
 from hbb2obb.geometry.iou import (
     calculate_obb_iou,
-    candidate_pairs,
     iou_pairs,
     pairwise_iou,
     sparse_pairwise_iou,

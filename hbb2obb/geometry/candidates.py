@@ -141,7 +141,7 @@ def _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b) -> Optional[np.nda
     band only, so each pair comes out exactly once. Band indices are ``floor((y - y0) / h)``,
     monotone in ``y`` whatever the rounding, which is all the rule needs.
     """
-    n, m = a_cols.shape[1], b_cols.shape[1]
+    m = b_cols.shape[1]
     rows_a, rows_b = np.flatnonzero(finite_a), np.flatnonzero(finite_b)
     y_low = np.concatenate([a_cols[1, rows_a], b_cols[1, rows_b]])
     y_high = np.concatenate([a_cols[3, rows_a], b_cols[3, rows_b]])

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from hbb2obb.geometry._arrays import as_corners, as_single
-from hbb2obb.geometry.candidates import candidate_pairs, pairs_of_bounds, planar_bounds
+from hbb2obb.geometry.candidates import pairs_of_bounds, planar_bounds
 from hbb2obb.geometry.polygon import convex_positive, planar
 
 _CHUNK = 8192  # pairs per clipping pass: keeps the work arrays in cache
