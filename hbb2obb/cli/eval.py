@@ -12,7 +12,7 @@ from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS, DetectionParams
-from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, plan_any
+from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES, plan_any
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
 from hbb2obb.report.serialize import metrics_json_bytes, write_metrics

@@ -1,6 +1,7 @@
 """Scoring: pair label files into frames, match ground truth to predictions, build the metric dict.
 
-* :mod:`~hbb2obb.scoring.frames`: pairing files by name, loading one frame's boxes.
+* :mod:`~hbb2obb.scoring.frame_plan`: pairing files by name, before any is read.
+* :mod:`~hbb2obb.scoring.frames`: loading the frames of a plan, boxes repaired.
 * :mod:`~hbb2obb.scoring.frame_batches`: label files read a group at a time (a thread ahead), cut into chunks.
 * :mod:`~hbb2obb.scoring.matching`: ground truth to predictions from scored candidate pairs.
 * :mod:`~hbb2obb.scoring.evaluate`: evaluate, accumulate, summarize (``evaluate_obb``).

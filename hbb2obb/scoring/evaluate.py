@@ -24,7 +24,8 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.frame_batches import read_frame_batches
-from hbb2obb.scoring.frames import MISSING_PRED_POLICIES, FrameHealth, FramePlan, load_frames, plan_any
+from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES, FramePlan, plan_any
+from hbb2obb.scoring.frames import FrameHealth, load_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.scoring.detection import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
@@ -334,7 +335,7 @@ def evaluate_frames(
     progress : callable, optional
         Called with the number of frames finished since the last call.
     plan : FramePlan, optional
-        A pairing already made by :func:`~hbb2obb.scoring.frames.plan_any` (or :func:`plan_frames`).
+        A pairing already made by :func:`~hbb2obb.scoring.frame_plan.plan_any` (or :func:`plan_frames`).
     detection : DetectionParams, optional
         Also compute the detection metrics (precision, recall, AP): the result keeps every
         same-frame pair with positive IoU for them.

@@ -13,7 +13,7 @@ import itertools
 import operator
 
 from hbb2obb.io.text import read_blobs
-from hbb2obb.scoring.frames import spec_column
+from hbb2obb.scoring.frame_plan import spec_column
 
 
 def _file_bytes(paths: list) -> list:

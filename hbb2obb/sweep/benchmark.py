@@ -32,7 +32,7 @@ import yaml
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.scoring.frames import MISSING_PRED_POLICIES
+from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
 from hbb2obb.sweep.runner import (AXIS_SPELLINGS, RESULTS_NAME, SUMMARY_NAME, EvalSpec, SweepInputs, SweepPlan, build_grid,
                            format_value)
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary

@@ -8,7 +8,8 @@ from conftest import rect
 from hbb2obb.errors import InputError
 from hbb2obb.io import ImageSizes
 from hbb2obb.scoring.frame_batches import read_frame_batches
-from hbb2obb.scoring.frames import load_frames, plan_frames
+from hbb2obb.scoring.frame_plan import plan_frames
+from hbb2obb.scoring.frames import load_frames
 
 FRAMES = {  # a broken prediction line, a bow-tie, a normalized frame, a missing and an orphan prediction
     "gt/a.txt": rect(0, 0, 10, 5) + "\n" + rect(50, 50, 20, 10, cls=1) + "\n",
@@ -137,7 +138,7 @@ def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, helpers, fa
 
 def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, helpers):
     from hbb2obb.boxes import Boxes
-    from hbb2obb.scoring.frames import FrameSpec
+    from hbb2obb.scoring.frame_plan import FrameSpec
 
     root = write_labels({f"{side}/{i:02d}.txt": rect(i, i, 4, 4) + "\n" for i in range(20) for side in ("gt", "pred")})
     read = Boxes.empty()
