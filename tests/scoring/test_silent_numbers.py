@@ -98,9 +98,9 @@ def test_extreme_numbers_are_broken_lines(write_labels, side, line, reason):
     code, out, err = run(root / "gt", root / "pred", "--json", "-nb")
     assert "Traceback" not in err and "RuntimeWarning" not in err
     if side == "gt":
-        assert code == 2 and f"a.txt:2: " in err and reason in err
+        assert code == 2 and "a.txt:2: " in err and reason in err
     else:
-        assert code == 0 and f"a.txt:2: " in err and reason in err
+        assert code == 0 and "a.txt:2: " in err and reason in err
         assert json.loads(out)["skipped_pred_lines"] == 1
 
 
