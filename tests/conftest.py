@@ -126,3 +126,44 @@ def shifted_pair(root, n_frames=3, per_frame=12, shift=(4.0, -2.0), every=3, see
         for sub, lines in (("gt", gt_lines), ("a", a_lines), ("b", b_lines)):
             (root / sub / f"f{f}.txt").write_text("\n".join(lines) + "\n")
     return root / "gt", root / "a", root / "b", np.array(iou_a), np.array(iou_b), np.array(shifted)
+
+
+def exact_convex_iou(a, b) -> float:
+    """IoU of two convex quadrilaterals in exact rational arithmetic, rounded once at the end.
+
+    The tie-breaker for the shapely oracle: GEOS, for one polygon inside another with collinear
+    edges, can return a MULTIPOINT for the intersection (area 0) where the true overlap is the
+    inner polygon. Each corner converts to a Fraction exactly, the inner polygon is clipped by
+    each edge of the other (Sutherland-Hodgman), and the areas are shoelace sums; 0 when the
+    union has no area.
+    """
+    from fractions import Fraction
+
+    def ccw(points):
+        points = [(Fraction(float(x)), Fraction(float(y))) for x, y in np.asarray(points, dtype=np.float64)]
+        return points if _area2(points) >= 0 else points[::-1]
+
+    def _side(p, q1, q2):
+        return (q2[0] - q1[0]) * (p[1] - q1[1]) - (q2[1] - q1[1]) * (p[0] - q1[0])
+
+    subject, clip = ccw(a), ccw(b)
+    for q1, q2 in zip(clip, clip[1:] + clip[:1]):
+        kept = []
+        for p1, p2 in zip(subject, subject[1:] + subject[:1]):
+            s1, s2 = _side(p1, q1, q2), _side(p2, q1, q2)
+            if s1 >= 0:
+                kept.append(p1)
+            if (s1 > 0 > s2) or (s1 < 0 < s2):  # the edge crosses the clip line: add the crossing
+                t = s1 / (s1 - s2)
+                kept.append((p1[0] + t * (p2[0] - p1[0]), p1[1] + t * (p2[1] - p1[1])))
+        subject = kept
+        if not subject:
+            break
+    inter = abs(_area2(subject)) / 2 if len(subject) >= 3 else Fraction(0)
+    union = abs(_area2(ccw(a))) / 2 + abs(_area2(ccw(b))) / 2 - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def _area2(points):
+    """Twice the signed area of a polygon (shoelace), exact for Fraction corners."""
+    return sum(x1 * y2 - x2 * y1 for (x1, y1), (x2, y2) in zip(points, points[1:] + points[:1]))

@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from conftest import exact_convex_iou
+
 import hbb2obb.geometry.candidates as candidates_module
 import hbb2obb.geometry.iou as iou_module
 from hbb2obb.geometry import (
@@ -25,7 +27,6 @@ from hbb2obb.geometry import (
     candidate_pairs,
     iou_pairs,
     pairwise_iou,
-    repair_corners,
     sparse_pairwise_iou,
 )
 
@@ -44,11 +45,24 @@ def box(x0, y0, x1, y1):
 
 
 def shapely_iou(a, b) -> np.ndarray:
-    """The oracle, one pair per row; 0 when the union has no area."""
-    pa, pb = shapely.polygons(np.asarray(a, float)), shapely.polygons(np.asarray(b, float))
+    """The oracle, one pair per row; 0 when the union has no area.
+
+    Where shapely contradicts itself (the intersection's area against the union's, both by
+    GEOS) the pair is settled in exact arithmetic (conftest.exact_convex_iou): GEOS can return
+    a MULTIPOINT for a rectangle inside another with collinear edges.
+    """
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.ndim == 2:  # one pair
+        return shapely_iou(a[None], b[None])[0]
+    pa, pb = shapely.polygons(a), shapely.polygons(b)
     inter = shapely.area(shapely.intersection(pa, pb))
     union = shapely.area(shapely.union(pa, pb))
-    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    iou = np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    by_union = shapely.area(pa) + shapely.area(pb) - union  # the intersection the union implies
+    doubtful = np.flatnonzero(np.abs(by_union - inter) > 1e-9 * np.maximum(union, 1.0))
+    for row in doubtful.tolist():
+        iou[row] = exact_convex_iou(a[row], b[row])
+    return iou
 
 
 def brute_force_pairs(a, b):
@@ -650,3 +664,19 @@ def test_sparse_iou_by_group_is_iou_pairs_of_the_grouped_candidates_bit_for_bit(
     ra, rb = candidate_pairs(a, b, a_group=a_group, b_group=b_group)
     assert np.array_equal(ia, ra) and np.array_equal(ib, rb)
     assert iou.tobytes() == iou_pairs(np.asarray(a)[ra], np.asarray(b)[rb]).tobytes()
+
+
+def test_a_rectangle_inside_another_with_collinear_edges_where_geos_loses_the_overlap():
+    # Found by hypothesis: two long thin rectangles with the same centre, angle and breadth, one
+    # longer, so the shorter one's long edges lie on the longer one's. GEOS returns a MULTIPOINT
+    # for their intersection (area 0; GEOS 3.14.1, shapely 2.2.0) where the overlap is the shorter
+    # rectangle itself, so the oracle settles such pairs exactly.
+    v = 0.8598052005589338
+    outer, inner = box_set(np.array([[v, v, v, 0.99999, v, v]])), box_set(np.array([[v] * 6]))
+    exact = exact_convex_iou(outer[0], inner[0])
+    def area(r):  # a rectangle's: the product of two adjacent sides
+        return math.dist(r[0], r[1]) * math.dist(r[1], r[2])
+
+    assert exact == pytest.approx(area(inner[0]) / area(outer[0]), rel=1e-12)
+    assert abs(pairwise_iou(outer, inner)[0, 0] - exact) <= TOL
+    assert abs(shapely_iou(outer, inner)[0] - exact) <= TOL  # the oracle settles it exactly
