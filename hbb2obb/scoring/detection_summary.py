@@ -1,4 +1,4 @@
-"""The detection metrics of a run: what :func:`~hbb2obb.scoring.evaluate.summarize` adds to the metric dict.
+"""The detection metrics of a run: what :func:`~hbb2obb.scoring.metric_dict.summarize` adds to the metric dict.
 
 With a confidence on every prediction: the COCO rule's AP and AR, the DOTA rule's mAP,
 precision, recall and F1 at a confidence, and the confusion matrix. Without: precision, recall

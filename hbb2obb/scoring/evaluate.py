@@ -3,7 +3,7 @@
 Three steps, as in COCOeval: :func:`evaluate_frames` loads and matches frames (in chunks, so the
 IoU of many frames' candidate pairs is computed in one vectorized call, optionally in several
 processes), :class:`MatchTable` accumulates every ground-truth box and prediction with its
-match, and :func:`summarize` turns the table into the metric dict. Analysis cuts are masks over
+match, and :func:`~hbb2obb.scoring.metric_dict.summarize` turns the table into the metric dict. Analysis cuts are masks over
 the same table.
 """
 
@@ -29,11 +29,11 @@ from hbb2obb.scoring.frames import FrameHealth, load_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.scoring.detection import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
-from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.matching import match_pairs
 from hbb2obb.geometry.exact import settle_ties
-from hbb2obb.scoring.metrics import IOU_LADDER, class_statistics, dense_classes, pair_statistics
-from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD, overlap_statistics, row_overlap
+from hbb2obb.scoring.metric_dict import summarize
+from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
+from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD
 
 CHUNK_FRAMES = 4096  # at most this many frames are loaded and matched together (one IoU call)
 CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
@@ -438,48 +438,6 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
         out.append(("geometry", f"{result.health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
                     "as the polygons they are"))
     return out
-
-
-def summarize(result: EvaluationResult) -> dict:
-    """The metric dict of docs/metrics.md §3 from an accumulated run."""
-    table, settings, health = result.table, result.settings, result.health
-    matched = table.matched
-    metrics = {
-        "total_gt": len(table.gt),
-        "total_pred": len(table.pred),
-        "total_matches": int(matched.sum()),
-        "total_unmatched_gt": int((~matched).sum()),
-        "total_unmatched_pred": int((~table.pred_matched).sum()),
-        "cross_class_matches": int((table.gt.class_id[matched] != table.pred_class_of_match()).sum()),
-        "total_edge_cases": health.total_edge_cases,
-        # of the unmatched predictions, those a dropped edge box would have matched: not spurious
-        "unmatched_pred_on_edge_cases": int((~table.pred_matched & table.pred_on_edge_case).sum())
-        if table.pred_on_edge_case is not None else 0,
-    }
-    metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
-    overlap = row_overlap(table, settings.spatial_threshold)
-    metrics.update(overlap_statistics(overlap))
-    metrics["class_stats"] = class_statistics(table, overlap)
-    metrics.update(
-        class_agnostic=bool(settings.class_agnostic),
-        exclude_edge_cases=bool(settings.exclude_edge_cases),
-        excluded_classes=list(settings.excluded_classes),
-        iou_threshold=float(settings.iou_threshold),
-        spatial_threshold=float(settings.spatial_threshold),
-        one_to_one=bool(settings.one_to_one),
-        frames_scored=len(table.frame_names),
-        missing_pred_files=len(result.plan.missing_pred),
-        orphan_pred_files=len(result.plan.orphan_pred) + len(result.plan.orphan_images),
-        skipped_pred_lines=health.skipped_pred_lines,
-        reordered_boxes=health.reordered_boxes,
-        degenerate_boxes=health.degenerate_boxes,
-        concave_boxes=health.concave_boxes,
-    )
-    if result.label_map:  # the classes by name beside their ids, for files read without the map
-        metrics["class_names"] = {class_id: class_name(result.label_map, class_id) for class_id in metrics["class_stats"]}
-    if result.detection_summary is not None:  # new keys after the reference's, which keep their order
-        result.detection_summary.merge_into(metrics)
-    return metrics
 
 
 def evaluate_obb(
