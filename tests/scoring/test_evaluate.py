@@ -102,18 +102,10 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("read_ahead", ["0", "1"])
-def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypatch, read_ahead):
-    import hbb2obb.io.reader_process as reader_process
+def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypatch, read_ahead, started_readers):
     import hbb2obb.scoring.evaluate as core
 
-    helpers = []
-    start = reader_process.ReaderProcess.__init__
-
-    def recorded(self):
-        start(self)
-        helpers.append(self._process)
-
-    monkeypatch.setattr(reader_process.ReaderProcess, "__init__", recorded)
+    helpers = started_readers
     monkeypatch.setattr(core, "CHUNK_FRAMES", 3)
     monkeypatch.setenv("HBB2OBB_READ_AHEAD", "0")
     gt, pred = random_label_set(tmp_path, 4, n_frames=20)

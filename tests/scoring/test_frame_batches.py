@@ -70,37 +70,23 @@ def test_frames_read_ahead_load_as_frames_read_in_place(write_labels, gone):
     assert _outcome(run, blobs=blobs) == _outcome(specs)
 
 
-@pytest.fixture
-def helpers(monkeypatch):
-    """Every helper process started while the test runs."""
-    started = []
-    original = reader_process.ReaderProcess.__init__
-
-    def recorded(self):
-        original(self)
-        started.append(self._process)
-
-    monkeypatch.setattr(reader_process.ReaderProcess, "__init__", recorded)
-    return started
-
-
-def test_no_helper_outlives_the_batches(write_labels, helpers):
+def test_no_helper_outlives_the_batches(write_labels, started_readers):
     root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(300) for side in ("gt", "pred")})
     specs = plan_frames(root / "gt", root / "pred").frames
     batches = read_frame_batches(specs, 8, 1 << 20, read_ahead=True)
     first = next(batches)
-    assert len(first[0]) == 8 and len(helpers) == 1 and helpers[0].poll() is None  # reading ahead
+    assert len(first[0]) == 8 and len(started_readers) == 1 and started_readers[0].poll() is None  # reading ahead
     batches.close()  # stopped early, as an error in the caller stops it: the helper is ended and waited for
-    assert helpers[0].returncode is not None
+    assert started_readers[0].returncode is not None
     assert sum(len(run) for run, _ in read_frame_batches(specs, 8, 1 << 20, read_ahead=True)) == 300
-    assert len(helpers) == 2 and helpers[1].returncode is not None
+    assert len(started_readers) == 2 and started_readers[1].returncode is not None
 
 
-def test_one_run_of_frames_starts_no_helper(write_labels, helpers):
+def test_one_run_of_frames_starts_no_helper(write_labels, started_readers):
     root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(40) for side in ("gt", "pred")})
     specs = plan_frames(root / "gt", root / "pred").frames
     assert len(list(read_frame_batches(specs, 100, 1 << 20, read_ahead=True))) == 1
-    assert helpers == []  # 40 small frames: its start would cost more than the reading
+    assert started_readers == []  # 40 small frames: its start would cost more than the reading
 
 
 def _all_runs(specs, **kwargs):
@@ -108,7 +94,7 @@ def _all_runs(specs, **kwargs):
 
 
 @pytest.mark.parametrize("failure", ["cannot start", "dies", "refuses a path"])
-def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, helpers, failure):
+def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, started_readers, failure):
     files = {f"gt/{i:02d}.txt": (rect(i, i, 4, 4) + "\n") * (i % 3) for i in range(30)}
     files.update({f"pred/{i:02d}.txt": rect(i + 1, i, 4, 4) + "\n" for i in range(30) if i % 4})
     root = write_labels(files)
@@ -133,10 +119,10 @@ def test_a_failing_helper_changes_nothing(write_labels, monkeypatch, helpers, fa
             raise reader_process.ReaderGone("a NUL in a path")
         monkeypatch.setattr(reader_process.ReaderProcess, "submit", refusing)
     assert _all_runs(specs, read_ahead=True) == expected
-    assert len(helpers) == (failure != "cannot start") and all(p.returncode is not None for p in helpers)
+    assert len(started_readers) == (failure != "cannot start") and all(p.returncode is not None for p in started_readers)
 
 
-def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, helpers):
+def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, started_readers):
     from hbb2obb.boxes import Boxes
     from hbb2obb.scoring.frame_plan import FrameSpec
 
@@ -148,7 +134,7 @@ def test_frames_with_boxes_read_already_read_the_same_ahead(write_labels, helper
     specs[4] = specs[4]._replace(gt_boxes=read, pred_boxes=read)  # a frame that reads nothing
     expected = _all_runs(specs)
     assert expected[0][1][0][:2] == [(root / "gt" / "00.txt").read_bytes(), b""]
-    assert _all_runs(specs, read_ahead=True) == expected and len(helpers) == 1
-    assert all(process.returncode is not None for process in helpers)
+    assert _all_runs(specs, read_ahead=True) == expected and len(started_readers) == 1
+    assert all(process.returncode is not None for process in started_readers)
     nothing = [s._replace(gt_boxes=read, pred_boxes=read) for s in specs]  # every side read whole
-    assert _all_runs(nothing, read_ahead=True) == _all_runs(nothing) and len(helpers) == 1  # no helper for nothing
+    assert _all_runs(nothing, read_ahead=True) == _all_runs(nothing) and len(started_readers) == 1  # no helper for nothing
