@@ -68,15 +68,18 @@ def read_text_file(path, what: str) -> str:
     Raises
     ------
     InputError
-        ``<path>: <what> not found``, ``... is a folder, not a file``, ``... is not UTF-8 text
-        (<reason> at byte <n>)`` or ``<path>: cannot read <what> (<system's reason>)``.
+        What :func:`read_file_bytes` raises, or ``<path>: <what> is not UTF-8 text (<reason>
+        at byte <n>)``.
 
     Examples
     --------
-    >>> read_text_file("no/such/map.yaml", "label map")
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "map.yaml"
+    >>> _ = path.write_bytes(b"0: car\\n1: caf\\xe9\\n")  # Latin-1, not UTF-8
+    >>> read_text_file(path, "label map")
     Traceback (most recent call last):
     ...
-    hbb2obb.errors.InputError: no/such/map.yaml: label map not found
+    hbb2obb.errors.InputError: .../map.yaml: label map is not UTF-8 text (invalid continuation byte at byte 13)
     """
     data = read_file_bytes(path, what)
     try:

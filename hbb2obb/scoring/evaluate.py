@@ -3,8 +3,8 @@
 Three steps, as in COCOeval: :func:`evaluate_frames` loads and matches frames (in chunks, so the
 IoU of many frames' candidate pairs is computed in one vectorized call, optionally in several
 processes), :class:`MatchTable` accumulates every ground-truth box and prediction with its
-match, and :func:`~hbb2obb.scoring.metric_dict.summarize` turns the table into the metric dict. Analysis cuts are masks over
-the same table.
+match, and :func:`~hbb2obb.scoring.metric_dict.summarize` turns the table into the metric dict.
+Analysis cuts are masks over the same table.
 """
 
 from __future__ import annotations
