@@ -300,8 +300,10 @@ class Timing:
         return self.runs[0]
 
     @property
-    def median_cpu(self) -> float:
-        return statistics.median(r.cpu_seconds for r in self.runs if r.cpu_seconds is not None)
+    def median_cpu(self) -> float | None:
+        """The median user + system time of the runs that measured it (``None`` when none did)."""
+        known = [r.cpu_seconds for r in self.runs if r.cpu_seconds is not None]
+        return statistics.median(known) if known else None
 
 
 def timed(command: list, repeat: int) -> Timing:

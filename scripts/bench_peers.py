@@ -16,7 +16,6 @@ value by value.
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -155,15 +154,15 @@ def _set_label(name: str, label_set) -> str:
 
 def _cpu(timing) -> str:
     """The median CPU time (user + system, the process and its children) of a timing, or "?"."""
-    known = [r.cpu_seconds for r in timing.runs if r.cpu_seconds is not None]
-    return f"{statistics.median(known):>7.3f} s" if known else "      ? s"
+    cpu = timing.median_cpu
+    return f"{cpu:>7.3f} s" if cpu is not None else "      ? s"
 
 
 def render(rows: list, mb: Callable, times: Callable) -> list:
     """Table lines: per set, ours and each peer with its ratio, peak memory and agreement.
 
-    Wall time makes the ratio; CPU time is shown beside it because the read-ahead thread lets
-    one ``-j 1`` run of ours use a little of the second core (the kernel's share of reading).
+    Wall time makes the ratio; CPU time is shown beside it because the read-ahead helper process
+    lets one ``-j 1`` run of ours use some of the second core (the reading of the next files).
     """
     lines = ["    (wall time, CPU time = user + system, peak RSS)"]
     for row in rows:
