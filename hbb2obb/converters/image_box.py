@@ -25,6 +25,7 @@ from hbb2obb.converters.image_fit import (
     inside_rectangle,
     long_axis,
     edge_support,
+    principal_axis,
     region_contrast,
     rough_sides,
     wrap_half,
@@ -54,6 +55,10 @@ ROUNDS = 2
 #: (0 rounds and 3 steps, or 1 and 2, scored lower on both).
 TIGHT_ROUNDS = 1
 TIGHT_SMOOTHING_STEPS = 3
+#: Least elongation of a tight HBB's mask (covariance eigenvalue ratio) for its second moments to
+#: refine the angle instead of the outline's minimum-area rectangle.
+MIN_ELONGATION = 2.5
+MOMENTS_UP_TO = 60.0
 #: An HBB whose sides differ by less than this ratio may hold its object along either diagonal.
 NEAR_SQUARE = 1.3
 #: Least coherence of the edge directions for them to pick the diagonal of a near-square HBB.
@@ -239,6 +244,11 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
         outline = window.to_image(mask_outline_points(mask))
         theta = axis
         turn = wrap_quarter(long_axis(minimum_area_rectangle(outline)) - axis)
+        if tight and max(width, height) <= MOMENTS_UP_TO:  # every mask pixel votes: the staircase
+            # outline of a small car snaps to the pixel grid
+            moment_axis, elongation = principal_axis(mask, window)
+            if elongation >= MIN_ELONGATION:
+                turn = wrap_half(moment_axis - axis)
         if abs(math.degrees(turn)) <= ANGLE_AGREEMENT:
             theta = axis + turn
         segmentation.candidates.append(Candidate(axis, theta, mask, outline, evidence))

@@ -29,6 +29,8 @@ WHOLE_PIXEL = 1e-3
 MIN_CLASS_BOXES = 3
 #: An edge-support ratio within this of one is a fitted box that is its HBB: no vote.
 SAME_AS_HBB = 0.01
+#: A fitted box within this many pixels of its HBB all round (:func:`hugs_its_hbb`) has no vote either.
+HUG_PIXELS = 2.0
 #: The class check judges only when at least this share of the class's compared fits vote: when
 #: most fits follow the same edges as their HBBs (nearly axis-aligned cars in rows), the few
 #: that differ are too few to send the whole class back.
@@ -96,6 +98,34 @@ def neighbour_axes(segmentations) -> list:
     return preferred
 
 
+def hugs_its_hbb(corners) -> bool:
+    """Whether a fitted rectangle lies within ``HUG_PIXELS`` of its own bounding box everywhere.
+
+    A rectangle of long side ``L`` turned ``a`` from the nearest image axis leaves a gap of at
+    most about ``L sin a`` between its sides and its bounding box's: a car 3 degrees off the axes
+    is within two pixels of its HBB all round, so how well each follows the image's edges
+    differs by where the pixel grid cuts them, not by the angle. ``None`` (a fallback) does not hug.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def rect(degrees, long=33.0, short=14.0):
+    ...     t = np.radians(degrees); u = np.array([np.cos(t), np.sin(t)]) * long / 2
+    ...     v = np.array([-np.sin(t), np.cos(t)]) * short / 2
+    ...     return np.array([-u - v, u - v, u + v, -u + v])
+    >>> hugs_its_hbb(rect(2.0)), hugs_its_hbb(rect(88.5)), hugs_its_hbb(rect(8.0)), hugs_its_hbb(None)
+    (True, True, False, False)
+    """
+    if corners is None:
+        return False
+    corners = np.asarray(corners, dtype=np.float64)
+    first, second = corners[1] - corners[0], corners[2] - corners[1]
+    edge = first if first @ first >= second @ second else second
+    length = math.hypot(*edge)
+    turn = (math.atan2(edge[1], edge[0]) + math.pi / 4) % (math.pi / 2) - math.pi / 4
+    return length * abs(math.sin(turn)) <= HUG_PIXELS
+
+
 def classes_less_supported(results, class_ids) -> np.ndarray:
     """Boolean per box: its class's fitted boxes follow the image's edges less than their HBBs.
 
@@ -108,15 +138,20 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     that is its HBB (an axis-aligned car) says nothing either way: counted in, such ties put
     the median of a frame's cars at one exactly, and the class's fate on a coin toss. And when
     such boxes are most of the class (fewer than ``MIN_VOTE_SHARE`` of its compared fits
-    vote), the class is not judged at all.
+    vote), the class is not judged at all. Nor does a fit that hugs its HBB (:func:`hugs_its_hbb`:
+    within ``HUG_PIXELS`` all round) vote: near the axes the two follow the same edges, and the
+    pixel grid, not the angle, decides which follows them better (rows of cars 1-5 degrees off
+    the axes in synthetic parking lots sent whole frames of cars back, 70 of 355, at 0.905
+    against 0.919 kept).
 
     Examples
     --------
     >>> from types import SimpleNamespace as Box
-    >>> boxes = [Box(corners=1, edges=e, hbb_edges=1.0) for e in (0.8, 0.9, 0.95, 2.0)]
+    >>> turned = np.array([[0.0, 0.0], [28.2, 10.3], [24.8, 19.7], [-3.4, 9.4]])  # 20 degrees off the axes
+    >>> boxes = [Box(corners=turned, edges=e, hbb_edges=1.0) for e in (0.8, 0.9, 0.95, 2.0)]
     >>> classes_less_supported(boxes, [0, 0, 0, 1]).tolist()
     [True, True, True, False]
-    >>> ties = [Box(corners=1, edges=e, hbb_edges=1.0) for e in (1.0, 1.0, 0.9, 0.8, 1.3, 1.2)]
+    >>> ties = [Box(corners=turned, edges=e, hbb_edges=1.0) for e in (1.0, 1.0, 0.9, 0.8, 1.3, 1.2)]
     >>> bool(classes_less_supported(ties, [0] * 6).any())
     False
     """
@@ -126,6 +161,7 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     converted = np.array([r.corners is not None for r in results], dtype=bool)
     marked = np.zeros(len(results), dtype=bool)
     differs = np.isfinite(ratio) & (np.abs(np.log(np.where(np.isfinite(ratio), ratio, 1.0))) > math.log1p(SAME_AS_HBB))
+    differs &= ~np.array([hugs_its_hbb(r.corners) for r in results], dtype=bool)
     for class_id in np.unique(class_ids):
         member = class_ids == class_id
         compared = member & differs
