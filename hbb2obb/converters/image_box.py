@@ -55,8 +55,13 @@ ROUNDS = 2
 #: (0 rounds and 3 steps, or 1 and 2, scored lower on both).
 TIGHT_ROUNDS = 1
 TIGHT_SMOOTHING_STEPS = 3
-#: Least elongation of a tight HBB's mask (covariance eigenvalue ratio) for its second moments to
-#: refine the angle instead of the outline's minimum-area rectangle.
+#: A tight HBB whose long side is at most ``MOMENTS_UP_TO`` pixels, with a mask at least this
+#: elongated (covariance eigenvalue ratio; a 2.4:1 car gives about 5.8), refines its angle by the
+#: mask's second moments instead of the outline's minimum-area rectangle, whose staircase outline
+#: snaps a small car to the pixel grid. Synthetic lots (`--layout lots --tight`): cars 0.900 -> 0.919
+#: and 0.913 -> 0.925 with the hugging rule of the class check (the fits alone, checks off: 0.903
+#: -> 0.922); on larger boxes the outline did better (buses and trucks 0.836 with the limit, 0.831
+#: at 90 px, 0.830 at none), and at an elongation of 1.5 the tuned DOTA planes lost 0.008.
 MIN_ELONGATION = 2.5
 MOMENTS_UP_TO = 60.0
 #: An HBB whose sides differ by less than this ratio may hold its object along either diagonal.
@@ -236,7 +241,11 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
         posterior, evidence = foreground_log_odds(clusters, prior, rounds=TIGHT_ROUNDS if tight else ROUNDS,
                                                   smoothing_steps=TIGHT_SMOOTHING_STEPS if tight else SMOOTHING_STEPS,
                                                   coupling=COUPLING)
-        mask = morphology(select_components(posterior > 0, in_hbb), opening_kernel_percentage)
+        # a tight HBB's corners outside a diagonal object hold its neighbours' corners: parts other
+        # than the main one must lie in the rough rectangle (synthetic lots of buses and trucks side
+        # by side 0.836 -> 0.870, cars 0.919 -> 0.920 and 0.925 -> 0.929; tuned DOTA frames unchanged)
+        parts = in_hbb & (prior > 0) if tight else None
+        mask = morphology(select_components(posterior > 0, in_hbb, parts_inside=parts), opening_kernel_percentage)
         if np.count_nonzero(mask) < MIN_MASK_SHARE * np.count_nonzero(in_hbb):
             continue
         if evidence[mask].mean() - evidence[~in_box].mean() < MIN_CONTRAST:

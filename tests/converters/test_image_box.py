@@ -94,10 +94,10 @@ def test_tight_reading_recovers_boats_in_a_row_that_loose_reading_swells():
               (("tight", tight), ("loose", loose))}
     assert auto.tightness == "tight" and loose.tightness == "loose"
     assert np.allclose(auto.corners, tight.corners)
-    assert min(scores["tight"][1:-1]) > 0.9 and np.mean(scores["tight"]) > np.mean(scores["loose"]) + 0.1, scores
-    # The boats at the row's ends come out worst, and the confidence says so.
-    worst = set(np.argsort(scores["tight"])[:2].tolist())
-    assert set(np.argsort(tight.confidence)[:2].tolist()) == worst
+    assert np.mean(scores["tight"]) > np.mean(scores["loose"]) + 0.1, scores
+    # the boats at the row's ends too: their neighbour's corner in an empty corner of the HBB is
+    # no part of them (they scored 0.494 when it was, the others 0.914-0.920)
+    assert min(scores["tight"]) > 0.9 and (tight.confidence > 0).all(), scores
     angles = [math.degrees(math.atan2(*(c[1] - c[0])[::-1])) % 180 for c in tight.corners[~tight.fallback]]
     assert all(abs((a - 45 + 90) % 180 - 90) < 6 or abs((a - 135 + 90) % 180 - 90) < 6 for a in angles)
 
