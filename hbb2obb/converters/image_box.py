@@ -384,3 +384,20 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
                         + confidence_from_margin((support - hbb_support) / COLOUR_CONFIDENCE_SCALE))
     return BoxResult(rect, confidence=confidence, support=support,
                      hbb_support=hbb_support, edges=edges, hbb_edges=hbb_edges, **masks)
+
+
+def narrowed_box(segmentation: Segmentation, rect: np.ndarray, breadth: float) -> Optional[np.ndarray]:
+    """The rectangle at ``rect``'s axis with at most ``breadth``, its length plus breadth kept,
+    fitted to the tight HBB as :func:`inscribed_box` does; ``None`` when it is no narrower."""
+    first, second = rect[1] - rect[0], rect[2] - rect[1]
+    sides = sorted((math.hypot(*first), math.hypot(*second)))
+    if breadth >= sides[0] or breadth <= 0:
+        return None
+    theta = long_axis(rect)
+    total = sides[0] + sides[1]
+    c, s = math.cos(theta), math.sin(theta)
+    along, across = np.array([c, s]) * (total - breadth) / 2, np.array([-s, c]) * breadth / 2
+    centre = rect.mean(axis=0)
+    rough = np.array([centre - along - across, centre + along - across, centre + along + across,
+                      centre - along + across])
+    return fit_rectangle(rough, theta, segmentation.centre, segmentation.scaled, 0.0, 0.0, TIGHT_HBB_WEIGHT)

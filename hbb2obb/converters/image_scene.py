@@ -232,3 +232,60 @@ def row_axes(xyxy, results, wanted) -> list:
         axis = float(np.angle(quadrupled) / 4)  # in [-pi/4, pi/4]
         found.append(axis if x2 - x1 >= y2 - y1 else axis + math.pi / 2)
     return found
+
+
+#: Near 45 degrees (``|cos 2 theta|`` below this) a tight HBB fixes a rectangle's length plus
+#: breadth but not their split; neighbours side by side (axes within ``SIDE_BY_SIDE_DEG``, centres
+#: offset mostly across the axis) then cap each other's breadth at ``SIDE_BY_SIDE_SHARE`` of the
+#: distance across between their centres: parked vehicles and moored boats do not overlap.
+DIAGONAL_COS = 0.35
+SIDE_BY_SIDE_DEG = 10.0
+SIDE_BY_SIDE_SHARE = 1.0
+
+
+def side_by_side_breadths(results) -> list:
+    """Per box, the largest breadth its side-by-side neighbours leave it (pixels), or ``None``.
+
+    Only converted boxes near 45 degrees (see ``DIAGONAL_COS``) get one: the nearest converted
+    box on each side whose axis agrees within ``SIDE_BY_SIDE_DEG`` and whose centre lies more
+    across than along the axis (and within the box's length along it) caps the breadth at
+    ``SIDE_BY_SIDE_SHARE`` of the distance across.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Box
+    >>> import numpy as np
+    >>> t = np.radians(45.0); u = np.array([np.cos(t), np.sin(t)]); v = np.array([-np.sin(t), np.cos(t)])
+    >>> def bus(k, breadth=14.0):
+    ...     c = k * 10.0 * v
+    ...     return Box(corners=np.array([c - 25 * u - breadth / 2 * v, c + 25 * u - breadth / 2 * v,
+    ...                                  c + 25 * u + breadth / 2 * v, c - 25 * u + breadth / 2 * v]))
+    >>> [None if b is None else round(b, 1) for b in side_by_side_breadths([bus(0), bus(1), bus(2), Box(corners=None)])]
+    [10.0, 10.0, 10.0, None]
+    """
+    centres, axes, lengths, breadths = [], [], [], []
+    for result in results:
+        if result.corners is None:
+            centres.append((math.nan, math.nan)); axes.append(math.nan); lengths.append(0.0); breadths.append(0.0)
+            continue
+        corners = np.asarray(result.corners, dtype=np.float64)
+        first, second = corners[1] - corners[0], corners[2] - corners[1]
+        edge, other = (first, second) if first @ first >= second @ second else (second, first)
+        centres.append(tuple(corners.mean(axis=0))); axes.append(math.atan2(edge[1], edge[0]))
+        lengths.append(math.hypot(*edge)); breadths.append(math.hypot(*other))
+    centres, axes = np.array(centres, dtype=np.float64).reshape(-1, 2), np.array(axes)
+    caps = []
+    for index in range(len(results)):
+        theta = axes[index]
+        if not math.isfinite(theta) or abs(math.cos(2.0 * theta)) >= DIAGONAL_COS:
+            caps.append(None)
+            continue
+        offset = centres - centres[index]
+        along = offset[:, 0] * math.cos(theta) + offset[:, 1] * math.sin(theta)
+        across = -offset[:, 0] * math.sin(theta) + offset[:, 1] * math.cos(theta)
+        agree = np.abs((axes - theta + math.pi / 2) % math.pi - math.pi / 2) <= math.radians(SIDE_BY_SIDE_DEG)
+        beside = agree & (np.abs(across) > np.abs(along)) & (np.abs(along) < lengths[index] / 2) \
+            & (np.abs(across) < breadths[index])
+        beside[index] = False
+        caps.append(float(SIDE_BY_SIDE_SHARE * np.abs(across[beside]).min()) if beside.any() else None)
+    return caps

@@ -243,3 +243,19 @@ def test_a_synthetic_parking_lot_of_near_axis_cars_keeps_its_fits(tmp_path):
     converted = np.mean([iou(c, t) for c, t in zip(result.corners, frame.gt.corners)])
     as_is = np.mean([iou(hbb_corners(h), t) for h, t in zip(xyxy, frame.gt.corners)])
     assert converted > as_is + 0.04  # measured 0.931 against 0.864
+
+
+def test_boats_side_by_side_at_45_degrees_do_not_swell_onto_each_other(monkeypatch):
+    # near 45 degrees a tight HBB fixes length plus breadth only; masks of look-alike neighbours
+    # 4 px apart swell across the gaps, and the neighbours' distance caps the breadth
+    import hbb2obb.converters.image as image_module
+
+    image, truths = marina(45, n=6, gap=18.0)
+    hbbs = [tight_hbb(t) for t in truths]
+    capped = convert_boxes(image, hbbs)
+    monkeypatch.setattr(image_module, "SIDE_BY_SIDE", False)
+    swollen = convert_boxes(image, hbbs)
+    scores = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (capped, swollen)]
+    assert scores[0] > scores[1] + 0.03, scores  # measured 0.825 against 0.786
+    breadths = [min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in capped.corners]
+    assert max(breadths) < 18.5  # no broader than the distance between neighbours (the HBB fit may add a little)
