@@ -124,3 +124,14 @@ def test_fits_that_hug_their_hbbs_do_not_vote_in_the_class_check():
     # a long bus at the same angle is 4 px off its HBB at one end: it votes
     bus = np.array([-3.5 * along - across, 3.5 * along - across, 3.5 * along + across, -3.5 * along + across])
     assert not hugs_its_hbb(bus)
+
+
+def test_a_class_whose_fits_stand_out_by_colour_keeps_them_whatever_the_edges_say():
+    def coloured(edges, margin):
+        return BoxResult(TURNED, edges=edges, hbb_edges=1.0, support=margin, hbb_support=0.0)
+
+    losing = [0.8, 0.9, 0.95, 0.85]
+    assert not classes_less_supported([coloured(e, 0.25) for e in losing], [0] * 4).any()
+    assert classes_less_supported([coloured(e, 0.02) for e in losing], [0] * 4).all()  # helicopter-like
+    # without colour evidence (nan: inscribed boxes) the edges decide alone
+    assert classes_less_supported([result(e, 1.0) for e in losing], [0] * 4).all()
