@@ -104,7 +104,6 @@ class _AheadReader:
 
 _FIRST_GROUP = 16  # frames of the first group: a set of a few huge frames reads little before its sizes are known
 _GROWTH = 4  # with the helper, each group (and run) at most this many times the one before
-_EARLY_HELPER = 256  # frames of a set read by the helper from the start, whatever its bytes
 _EARLY_GROUP = 64  # frames of the first group then, read here while the helper starts
 
 
@@ -131,7 +130,7 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
     run, gt_run, pred_run, run_bytes = [], [], [], 0
     start, group = 0, _FIRST_GROUP
     ahead = None
-    if read_ahead and len(specs) > min(max_frames, _EARLY_HELPER):  # more than one run, or frames enough:
+    if read_ahead and len(specs) > max_frames:  # more than one run, whatever the sizes:
         ahead = _AheadReader()  # the helper starts, and reads the second group, while the first is read here
         group = min(_EARLY_GROUP, max_frames)  # and worked on: about as long as the helper takes to start
         ahead.submit(specs[group:group + min(_GROWTH * group, max_frames)])

@@ -59,11 +59,11 @@ def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(writ
 def test_with_the_helper_the_first_runs_are_short_and_grow(write_labels, started_readers):
     root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(400) for side in ("gt", "pred")})
     specs = plan_frames(root / "gt", root / "pred").frames
-    runs = list(read_frame_batches(specs, 4096, 1 << 20, read_ahead=True))
-    assert [len(run) for run, _ in runs] == [64, 256, 80]  # one run in place would wait for all 400 to be read
+    runs = list(read_frame_batches(specs, 300, 1 << 20, read_ahead=True))
+    assert [len(run) for run, _ in runs] == [64, 256, 80]  # greedy runs would wait for 300 frames to be read
     assert len(started_readers) == 1 and started_readers[0].returncode is not None
     assert [spec for run, _ in runs for spec in run] == list(specs)
-    (_, in_place), = read_frame_batches(specs, 4096, 1 << 20)
+    (_, in_place), = read_frame_batches(specs, 4096, 1 << 20)  # one run of all 400
     assert [[blob for _, blobs in runs for blob in blobs[side]] for side in (0, 1)] == list(in_place)
 
 
