@@ -22,6 +22,8 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     assert re.search(r"Songdo-scale set: 12 frames, [\d,]+ ground-truth boxes", out)
+    # the header says which install of ours it timed (make install's is editable)
+    assert re.search(r"timing (the editable install of this checkout|a regular \(non-editable\) install)", out)
     assert re.search(r"metric dicts agree: yes \([\d,]+ values compared", out)
     assert float(re.search(r"ratio b/a: ([\d.]+)x", out).group(1)) > 0
     assert re.search(r"-j 2\s+[\d.]+ s\s+x[\d.]+\s+\d+ MB\s+yes", out)  # same output and warnings

@@ -14,7 +14,7 @@ from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS, DetectionParams
 from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES, plan_any
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.io.label_sets import ALL_FORMATS as FORMATS
+from hbb2obb.io.format_names import ALL_FORMATS as FORMATS  # not label_sets: a plain run reads none of its formats
 from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where

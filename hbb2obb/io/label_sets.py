@@ -27,6 +27,7 @@ import numpy as np
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.coco import is_coco, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
+from hbb2obb.io.format_names import ALL_FORMATS  # the names live apart: the command line imports them alone
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
@@ -35,7 +36,6 @@ from hbb2obb.io.text import parse_number, split_lines
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
-ALL_FORMATS = ("yolo", "dota", "voc", "coco", "labelme")
 OBB_FORMATS = ("yolo", "dota", "coco", "labelme")
 HBB_FORMATS = ("yolo", "voc", "coco", "labelme")
 EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json"}
