@@ -15,7 +15,7 @@ import contextlib, io, json, sys
 from hbb2obb.cli.eval import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     main.main(sys.argv[1:], standalone_mode=False)
-heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "fractions",
+heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
          "xml.etree.ElementTree", "csv", "hbb2obb.scoring.golden", "hbb2obb.scoring.gates")
 print(json.dumps({"metrics": json.loads(out.getvalue()), "loaded": sorted(m for m in sys.modules if m in heavy)}))
 """
