@@ -33,7 +33,10 @@ boxes whose own pixels left the diagonal open take their neighbours' orientation
 whose fitted boxes as a whole follow the edges less than their HBBs keeps its HBBs; and in a
 tight frame a box whose own fit was refused, standing among converted boxes whose axes agree
 (modulo 90 degrees: an apron, a parking lot), gets the rectangle inscribed in its HBB at their
-axis (a helicopter, whose rotor blades point every way, beside its apron's planes).
+axis (a helicopter, whose rotor blades point every way, beside its apron's planes); and a box
+near 45 degrees, whose tight HBB fixes its length plus breadth but not their split, is no
+broader than the distance to its side-by-side neighbours (buses parked or boats moored in a row,
+whose look-alike masks swell across the gaps).
 
 A box written as its HBB is counted as a fallback, with its reason. The parameters, the
 alternatives that were measured and the numbers are in the README's converter section.
@@ -58,6 +61,7 @@ from hbb2obb.converters.image_box import (
     fit_box,
     hbb_corners,
     inscribed_box,
+    narrowed_box,
     segment_box,
 )
 from hbb2obb.converters.image_scene import (
@@ -66,10 +70,14 @@ from hbb2obb.converters.image_scene import (
     estimate_tightness,
     neighbour_axes,
     row_axes,
+    side_by_side_breadths,
 )
 from hbb2obb.errors import InputError, UsageError
 
 LABEL_SUFFIX = ".txt"
+#: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side neighbours'
+#: distance (:func:`~hbb2obb.converters.image_scene.side_by_side_breadths`); off only to measure it.
+SIDE_BY_SIDE = True
 #: How the HBBs relate to the objects' rectangles (see :class:`ImageConverter`).
 TIGHTNESS = ("auto", "tight", "loose")
 
@@ -189,6 +197,12 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
                                        reason=REASON_CLASS_LESS_SUPPORTED)
     if scene and tightness == "tight":
         results = _rescue_by_rows(xyxy, segmentations, results, check)
+        if SIDE_BY_SIDE:
+            for index, breadth in enumerate(side_by_side_breadths(results)):
+                if breadth is not None:
+                    narrowed = narrowed_box(segmentations[index], results[index].corners, breadth)
+                    if narrowed is not None:
+                        results[index].corners = narrowed
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))

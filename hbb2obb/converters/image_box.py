@@ -25,6 +25,7 @@ from hbb2obb.converters.image_fit import (
     inside_rectangle,
     long_axis,
     edge_support,
+    principal_axis,
     region_contrast,
     rough_sides,
     wrap_half,
@@ -54,6 +55,15 @@ ROUNDS = 2
 #: (0 rounds and 3 steps, or 1 and 2, scored lower on both).
 TIGHT_ROUNDS = 1
 TIGHT_SMOOTHING_STEPS = 3
+#: A tight HBB whose long side is at most ``MOMENTS_UP_TO`` pixels, with a mask at least this
+#: elongated (covariance eigenvalue ratio; a 2.4:1 car gives about 5.8), refines its angle by the
+#: mask's second moments instead of the outline's minimum-area rectangle, whose staircase outline
+#: snaps a small car to the pixel grid. Synthetic lots (`--layout lots --tight`): cars 0.900 -> 0.919
+#: and 0.913 -> 0.925 with the hugging rule of the class check (the fits alone, checks off: 0.903
+#: -> 0.922); on larger boxes the outline did better (buses and trucks 0.836 with the limit, 0.831
+#: at 90 px, 0.830 at none), and at an elongation of 1.5 the tuned DOTA planes lost 0.008.
+MIN_ELONGATION = 2.5
+MOMENTS_UP_TO = 60.0
 #: An HBB whose sides differ by less than this ratio may hold its object along either diagonal.
 NEAR_SQUARE = 1.3
 #: Least coherence of the edge directions for them to pick the diagonal of a near-square HBB.
@@ -231,7 +241,11 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
         posterior, evidence = foreground_log_odds(clusters, prior, rounds=TIGHT_ROUNDS if tight else ROUNDS,
                                                   smoothing_steps=TIGHT_SMOOTHING_STEPS if tight else SMOOTHING_STEPS,
                                                   coupling=COUPLING)
-        mask = morphology(select_components(posterior > 0, in_hbb), opening_kernel_percentage)
+        # a tight HBB's corners outside a diagonal object hold its neighbours' corners: parts other
+        # than the main one must lie in the rough rectangle (synthetic lots of buses and trucks side
+        # by side 0.836 -> 0.870, cars 0.919 -> 0.920 and 0.925 -> 0.929; tuned DOTA frames unchanged)
+        parts = in_hbb & (prior > 0) if tight else None
+        mask = morphology(select_components(posterior > 0, in_hbb, parts_inside=parts), opening_kernel_percentage)
         if np.count_nonzero(mask) < MIN_MASK_SHARE * np.count_nonzero(in_hbb):
             continue
         if evidence[mask].mean() - evidence[~in_box].mean() < MIN_CONTRAST:
@@ -239,6 +253,11 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
         outline = window.to_image(mask_outline_points(mask))
         theta = axis
         turn = wrap_quarter(outline_axis(outline) - axis)
+        if tight and max(width, height) <= MOMENTS_UP_TO:  # every mask pixel votes: the staircase
+            # outline of a small car snaps to the pixel grid
+            moment_axis, elongation = principal_axis(mask, window)
+            if elongation >= MIN_ELONGATION:
+                turn = wrap_half(moment_axis - axis)
         if abs(math.degrees(turn)) <= ANGLE_AGREEMENT:
             theta = axis + turn
         segmentation.candidates.append(Candidate(axis, theta, mask, outline, evidence))
@@ -386,3 +405,20 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
                         + confidence_from_margin((support - hbb_support) / COLOUR_CONFIDENCE_SCALE))
     return BoxResult(rect, confidence=confidence, support=support,
                      hbb_support=hbb_support, edges=edges, hbb_edges=hbb_edges, **masks)
+
+
+def narrowed_box(segmentation: Segmentation, rect: np.ndarray, breadth: float) -> Optional[np.ndarray]:
+    """The rectangle at ``rect``'s axis with at most ``breadth``, its length plus breadth kept,
+    fitted to the tight HBB as :func:`inscribed_box` does; ``None`` when it is no narrower."""
+    first, second = rect[1] - rect[0], rect[2] - rect[1]
+    sides = sorted((math.hypot(*first), math.hypot(*second)))
+    if breadth >= sides[0] or breadth <= 0:
+        return None
+    theta = long_axis(rect)
+    total = sides[0] + sides[1]
+    c, s = math.cos(theta), math.sin(theta)
+    along, across = np.array([c, s]) * (total - breadth) / 2, np.array([-s, c]) * breadth / 2
+    centre = rect.mean(axis=0)
+    rough = np.array([centre - along - across, centre + along - across, centre + along + across,
+                      centre - along + across])
+    return fit_rectangle(rough, theta, segmentation.centre, segmentation.scaled, 0.0, 0.0, TIGHT_HBB_WEIGHT)

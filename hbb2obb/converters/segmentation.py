@@ -308,7 +308,7 @@ def foreground_log_odds(assignment: np.ndarray, prior: np.ndarray, *, rounds: in
 
 
 def select_components(mask: np.ndarray, inside: np.ndarray, *, min_inside: float = 0.8,
-                      min_size: float = 0.03) -> np.ndarray:
+                      min_size: float = 0.03, parts_inside: np.ndarray = None) -> np.ndarray:
     """The parts of a mask that make up one object inside a box.
 
     Keeps the component with the most pixels inside the box, plus every other component that
@@ -320,6 +320,9 @@ def select_components(mask: np.ndarray, inside: np.ndarray, *, min_inside: float
     ----------
     mask, inside : ndarray of bool, shape (h, w)
         Foreground pixels, and the pixels of the box the object is expected in.
+    parts_inside : ndarray of bool, shape (h, w), optional
+        Where the other parts must lie mostly (default ``inside``): a tight HBB's corners lie
+        outside its diagonal object, and a neighbour's corner reaching into them is no part of it.
 
     Returns
     -------
@@ -339,6 +342,11 @@ def select_components(mask: np.ndarray, inside: np.ndarray, *, min_inside: float
     flat = labels.reshape(-1)
     size = np.bincount(flat, minlength=n + 1)[1:]
     within = np.bincount(flat, weights=np.asarray(inside, dtype=np.float64).reshape(-1), minlength=n + 1)[1:]
-    keep = (within >= min_inside * size) & (size >= min_size * max(1, int(np.count_nonzero(inside))))
+    if parts_inside is not None:
+        part_within = np.bincount(flat, weights=np.asarray(parts_inside, dtype=np.float64).reshape(-1),
+                                  minlength=n + 1)[1:]
+    else:
+        part_within = within
+    keep = (part_within >= min_inside * size) & (size >= min_size * max(1, int(np.count_nonzero(inside))))
     keep[int(np.argmax(within))] = True
     return np.concatenate([[False], keep])[labels]  # label 0 (background) is never kept

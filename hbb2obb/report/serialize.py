@@ -229,6 +229,9 @@ def _plain_numbers(values) -> tuple[bool, np.ndarray | None, bool]:
         return False, None, False
     if float not in kinds:
         return True, None, False
+    if len(kinds) == 1:  # floats only (the per-pair lists): fromiter copies them with no type discovery per item
+        floats = np.fromiter(values, dtype=np.float64, count=len(values))
+        return bool(np.isfinite(floats).all()), floats, True
     try:  # ints converted too: finite, unless too large for a float (then: the slow path)
         floats = np.array(values, dtype=np.float64)
     except OverflowError:

@@ -371,7 +371,9 @@ def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, l
                 progress) -> tuple[list, FrameHealth]:
     """Match the batches, in this process or in ``jobs`` workers; the chunks' columns in order and their health."""
     chunks, health = [], FrameHealth()
-    first = [batch for batch in itertools.islice(batches, 2)]  # are there two chunks, worth workers?
+    first = []
+    if jobs > 1:  # are there two chunks, worth workers? (one process starts on the first chunk at once)
+        first = [batch for batch in itertools.islice(batches, 2)]
     work = ((batch, settings, sizes, label_map, with_pairs, blobs)
             for batch, blobs in itertools.chain(first, batches))
     if jobs > 1 and len(first) > 1:

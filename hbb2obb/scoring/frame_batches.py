@@ -102,6 +102,11 @@ class _AheadReader:
             self._helper = None
 
 
+_FIRST_GROUP = 16  # frames of the first group: a set of a few huge frames reads little before its sizes are known
+_GROWTH = 4  # with the helper, each group (and run) at most this many times the one before
+_EARLY_GROUP = 64  # frames of the first group then, read here while the helper starts
+
+
 def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bool = False):
     """Runs of consecutive frames with their label files read: yields ``(specs, (gt_bytes, pred_bytes))``.
 
@@ -113,17 +118,25 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
     cannot be read gives ``None``, and the careful reader of :func:`load_frames` says why; a
     frame's boxes read already (:attr:`FrameSpec.gt_boxes`, ``pred_boxes``) read no file.
 
-    ``read_ahead``: when the frames are more than one run's worth (by the bytes of the first
-    group), the next group is read by a helper process while the caller works on this one's
-    runs (:class:`_AheadReader`); the helper ends with the batches, however they end.
+    ``read_ahead``: when the frames are more than one run's worth, the next group is read by a
+    helper process while the caller works on this one's runs (:class:`_AheadReader`); the
+    helper ends with the batches, however they end. Then a run never spans two groups, and the
+    groups start small and grow (16 frames, then at most four times the group before, and
+    about one run's bytes): the caller parses the first frames at once instead of waiting for
+    a whole run to be read, and works on each run while the helper reads the next. Without
+    the helper, runs are greedy: a run ends only where the next frame would break a budget.
     """
     specs = tuple(specs)
     run, gt_run, pred_run, run_bytes = [], [], [], 0
-    start, group = 0, 16  # a small first group: a set of a few huge frames reads little ahead
+    start, group = 0, _FIRST_GROUP
     ahead = None
+    if read_ahead and len(specs) > max_frames:  # more than one run, whatever the sizes:
+        ahead = _AheadReader()  # the helper starts, and reads the second group, while the first is read here
+        group = min(_EARLY_GROUP, max_frames)  # and worked on: about as long as the helper takes to start
+        ahead.submit(specs[group:group + min(_GROWTH * group, max_frames)])
     try:
         while start < len(specs):
-            if ahead is not None and ahead.waiting:
+            if ahead is not None and ahead.waiting and start > 0:
                 chosen, (gt_blobs, pred_blobs) = ahead.chosen, ahead.result()
             else:
                 chosen = specs[start:start + group]
@@ -134,13 +147,15 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
             else:
                 sizes = list(map(operator.add, map(len, gt_blobs), map(len, pred_blobs)))
             group_bytes = sum(sizes)
-            per_frame = max(group_bytes / len(chosen), 1.0)  # the next group: about a quarter of a run's bytes
-            group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
-            if read_ahead and ahead is None and start < len(specs) and (
-                    len(specs) > max_frames or per_frame * len(specs) > max_bytes):
-                ahead = _AheadReader()  # more than one run: reading beside the work pays for the helper's start
-            if ahead is not None and start < len(specs):
-                ahead.submit(specs[start:start + group])
+            per_frame = max(group_bytes / len(chosen), 1.0)
+            if read_ahead and ahead is None and start < len(specs) and per_frame * len(specs) > max_bytes:
+                ahead = _AheadReader()  # more than one run by the bytes: reading beside the work pays for the helper's start
+            if ahead is None:  # the next group: about a quarter of a run's bytes
+                group = int(min(max(max_bytes / 4 / per_frame, 1), max_frames))
+            else:  # about one run's bytes (a little less: an estimate a little high would cut off a short run)
+                group = int(min(max(max_bytes * 0.9 / per_frame, 1), max_frames, _GROWTH * len(chosen)))
+                if start < len(specs) and not ahead.waiting:
+                    ahead.submit(specs[start:start + group])
             taken = 0
             while taken < len(chosen):  # cut the group into runs: as many frames as fit, by slices
                 room_frames = max_frames - len(run)
@@ -154,8 +169,8 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
                     pred_run += pred_blobs[taken:taken + fit]
                     run_bytes += sum(sizes[taken:taken + fit])
                     taken += fit
-                if taken < len(chosen) or len(run) >= max_frames:
-                    yield run, (gt_run, pred_run)
+                if taken < len(chosen) or len(run) >= max_frames or (ahead is not None and run):
+                    yield run, (gt_run, pred_run)  # with the helper, the group's last run too: the next is being read
                     run, gt_run, pred_run, run_bytes = [], [], [], 0
         if run:
             yield run, (gt_run, pred_run)

@@ -22,6 +22,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
+from hbb2obb.synthetic.lots import place_lots
 from hbb2obb.synthetic.scene import CORNER_RADIUS, Road, SyntheticFrame
 
 CLASS_NAMES = {0: "Car", 1: "Bus", 2: "Truck", 3: "Motorcycle"}
@@ -37,6 +38,8 @@ HBB_MAX_TIGHTEN_4K = 8.0
 LANE_WIDTH_4K = 80.0
 _GAP_4K = 4.0  # least clearance between two vehicles
 _TRIES = 60
+#: Where the vehicles are: on roads (drone footage) or parked in lots (satellite-like).
+LAYOUTS = ("roads", "lots")
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,8 @@ def tight_hbb(corners: np.ndarray) -> np.ndarray:
 def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, height: int = 1080,
                    boxes_per_frame: tuple[int, int] = (20, 40), classes: Optional[Mapping[int, float]] = None,
                    aligned_fraction: float = 0.18, pred_decimals: int = 0,
-                   errors: Optional[ErrorRates] = None, tight: bool = False) -> SyntheticFrame:
+                   errors: Optional[ErrorRates] = None, tight: bool = False,
+                   layout: str = "roads") -> SyntheticFrame:
     """Simulate one frame in memory: vehicles on roads, their HBB prompts and a converter's output.
 
     Parameters
@@ -313,7 +317,7 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
         Frame name (file stem).
     seed, index : int
         Dataset seed and frame index; the frame's random streams derive from both only.
-    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors, tight
+    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors, tight, layout
         As for :func:`generate_dataset` (``boxes_per_frame`` a range; a crowded frame holds fewer).
     classes : mapping of int to float, optional
         Class id to relative frequency; defaults to :data:`CLASS_WEIGHTS`.
@@ -329,11 +333,21 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
     weights /= weights.sum()
     label_rng, pred_rng = (np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, k))) for k in (0, 1))
     scale = width / REFERENCE_WIDTH
-    roads = _make_roads(label_rng, width, height, scale)
+    if layout not in LAYOUTS:
+        raise UsageError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    roads = _make_roads(label_rng, width, height, scale) if layout == "roads" else ()
     n_target = int(label_rng.integers(boxes_per_frame[0], boxes_per_frame[1] + 1))
     n_edge = min(n_target, int(label_rng.integers(1, 3)))
-    placed, rows = [], []
-    for i in range(n_target):
+    placed, rows, lots = [], [], ()
+    if layout == "lots":
+        def overlaps(quad):
+            if _overlaps(quad, placed, 1.0):
+                return True
+            placed.append(quad)
+            return False
+
+        rows, lots = place_lots(label_rng, width, height, ids, weights, n_target, overlaps)
+    for i in range(n_target if layout == "roads" else 0):
         cls = int(label_rng.choice(ids, p=weights))
         mean_l, sd_l, mean_b, sd_b = VEHICLE_SIZE_4K[cls]
         length = max(label_rng.normal(mean_l, sd_l), 0.75 * mean_l) * scale
@@ -368,7 +382,7 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
     pred_corners = np.round(np.array([q for q, _ in lines]).reshape(-1, 4, 2), pred_decimals) + 0.0
     pred = Boxes(corners=pred_corners, class_id=np.array([c for _, c in lines], dtype=np.int64))
     return SyntheticFrame(name, width, height, roads, gt, truth["centre"], truth["length"], truth["breadth"],
-                          truth["heading"], hbb, pred, dropped, turned, widened, extras)
+                          truth["heading"], hbb, pred, dropped, turned, widened, extras, lots)
 
 
 def is_axis_aligned(corners: np.ndarray) -> np.ndarray:
@@ -423,7 +437,8 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
                      rims: bool = False,
                      classes: Union[None, Sequence[int], Mapping[int, float]] = None, image_format: str = "jpg",
                      pred_decimals: int = 0, aligned_fraction: float = 0.18,
-                     errors: Optional[ErrorRates] = None, tight: bool = False) -> DatasetInfo:
+                     errors: Optional[ErrorRates] = None, tight: bool = False,
+                     layout: str = "roads") -> DatasetInfo:
     """Write a synthetic dataset with known converter errors to ``out_dir``.
 
     Parameters
@@ -460,6 +475,11 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
         Write tight HBBs, the exact bounds of each GT OBB on whole pixels (a DOTA-HBB-like set),
         instead of detector-like boxes around the rounded bodies; the vehicles and images are
         the same either way.
+    layout : {"roads", "lots"}
+        ``roads``: vehicles driving on roads at the drone scale (sizes scale with the width);
+        ``lots``: parking lots seen from a satellite, vehicles parked side by side in rows at one
+        ground sampling per frame, whatever the width (cars 8-20 px broad, buses and trucks
+        1.4 times that; :mod:`hbb2obb.synthetic.lots`).
 
     Returns
     -------
@@ -498,7 +518,7 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
     for index, name in enumerate(names):
         frame = simulate_frame(name, seed, index, width=width, height=height, boxes_per_frame=(lo, hi),
                                classes=weights, aligned_fraction=aligned_fraction,
-                               pred_decimals=pred_decimals, errors=errors, tight=tight)
+                               pred_decimals=pred_decimals, errors=errors, tight=tight, layout=layout)
         frames.append(frame)
         _write_lines(gt_dir / f"{name}.txt", _obb_lines(frame.gt, 0))
         _write_lines(hbb_dir / f"{name}.txt", [f"{c} " + " ".join(f"{v:.1f}" for v in row)
@@ -540,11 +560,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--pred-decimals", type=int, choices=(0, 1), default=0)
     parser.add_argument("--tight", action="store_true",
                         help="tight HBBs: the bounds of each GT OBB on whole pixels, as DOTA-HBB has them")
+    parser.add_argument("--layout", choices=LAYOUTS, default="roads",
+                        help="roads (drone footage of streets, default) or lots (satellite-like parking lots: "
+                             "small vehicles in rows)")
     args = parser.parse_args(argv)
     try:
         info = generate_dataset(args.out_dir, n_frames=args.frames, boxes_per_frame=tuple(args.boxes),
                                 width=args.width, height=args.height, seed=args.seed, images=args.images,
-                                image_format=args.image_format, pred_decimals=args.pred_decimals, tight=args.tight)
+                                image_format=args.image_format, pred_decimals=args.pred_decimals, tight=args.tight,
+                                layout=args.layout)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -195,6 +195,21 @@ def _vehicle(draw: ImageDraw.ImageDraw, rng, cls: int, centre, length: float, br
         draw.polygon(to_img(_rect(-0.25 * L, 0.08 * L, side * 0.33 * B, side * 0.43 * B)), fill=glass)
 
 
+def _lots(draw: ImageDraw.ImageDraw, rng, lots) -> None:
+    """Parking lots: an asphalt rectangle each (its own shade), white stall lines across every row."""
+    for lot in lots:
+        to_img = _local(lot.centre, lot.angle)
+        half_length, half_depth = lot.length / 2, lot.depth / 2
+        draw.polygon(to_img(_rect(-half_length, half_length, -half_depth, half_depth)),
+                     fill=_tint(ASPHALT + rng.uniform(-12.0, 25.0), rng, 3.0))
+        thick = max(0.8, 0.07 * lot.stall)
+        for offset in lot.row_offsets:
+            for k in range(int(round(lot.length / lot.stall)) + 1):
+                t = k * lot.stall - half_length
+                draw.polygon(to_img(_rect(t - thick / 2, t + thick / 2, offset - lot.stall_depth / 2,
+                                          offset + lot.stall_depth / 2)), fill=WHITE_MARK)
+
+
 def _rounded_inside_distance(t: np.ndarray, s: np.ndarray, half_length: float, half_breadth: float,
                              radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distance inside a rounded rectangle's outline (negative outside) and its outward normal.
@@ -266,6 +281,8 @@ def render_frame(frame: "SyntheticFrame", rng: np.random.Generator, *, rims: boo
     width, height = frame.width, frame.height
     image = _background(rng, frame.roads, width, height)
     _lane_marks(ImageDraw.Draw(image), frame.roads, width, height)
+    if frame.lots:  # drawn only for the lots layout, so the roads layout's frames stay as they were
+        _lots(ImageDraw.Draw(image), rng, frame.lots)
     if len(frame.centre):
         # one sun per frame: every vehicle casts the same-direction shadow, its body swept along
         # the sun's ground direction (a box of some height under a low sun), edges a little soft

@@ -38,7 +38,8 @@ class SyntheticFrame:
     ``centre``, ``length``, ``breadth`` and ``heading`` (degrees, direction the vehicle faces) are
     the exact vehicle rectangles; ``gt`` holds their integer-rounded corners as written.
     ``hbb`` is ``(n, 4)`` ``xc yc w h`` as written. The ``*_mask`` arrays flag the GT boxes each
-    simulated error hit; ``extras`` counts the spurious predictions.
+    simulated error hit; ``extras`` counts the spurious predictions; ``lots`` holds the parking lots
+    (:class:`hbb2obb.synthetic.lots.Lot`) of the ``lots`` layout.
     """
 
     name: str
@@ -56,3 +57,4 @@ class SyntheticFrame:
     turned_mask: np.ndarray
     widened_mask: np.ndarray
     extras: int
+    lots: tuple = ()

@@ -10,6 +10,7 @@ from PIL import Image, ImageDraw, ImageFilter
 
 from hbb2obb.converters.image import convert_boxes
 from hbb2obb.converters.image_box import (
+    REASON_CLASS_LESS_SUPPORTED,
     REASON_LESS_SUPPORTED,
     REASON_NO_MASK,
     Candidate,
@@ -107,10 +108,10 @@ def test_tight_reading_recovers_boats_in_a_row_that_loose_reading_swells():
               (("tight", tight), ("loose", loose))}
     assert auto.tightness == "tight" and loose.tightness == "loose"
     assert np.allclose(auto.corners, tight.corners)
-    assert min(scores["tight"][1:-1]) > 0.9 and np.mean(scores["tight"]) > np.mean(scores["loose"]) + 0.1, scores
-    # The boats at the row's ends come out worst, and the confidence says so.
-    worst = set(np.argsort(scores["tight"])[:2].tolist())
-    assert set(np.argsort(tight.confidence)[:2].tolist()) == worst
+    assert np.mean(scores["tight"]) > np.mean(scores["loose"]) + 0.1, scores
+    # the boats at the row's ends too: their neighbour's corner in an empty corner of the HBB is
+    # no part of them (they scored 0.494 when it was, the others 0.914-0.920)
+    assert min(scores["tight"]) > 0.9 and (tight.confidence > 0).all(), scores
     angles = [math.degrees(math.atan2(*(c[1] - c[0])[::-1])) % 180 for c in tight.corners[~tight.fallback]]
     assert all(abs((a - 45 + 90) % 180 - 90) < 6 or abs((a - 135 + 90) % 180 - 90) < 6 for a in angles)
 
@@ -240,3 +241,35 @@ def test_rows_of_nearly_axis_aligned_cars_are_not_sent_back_as_a_class():
     converted = np.mean([iou(c, t) for c, t in zip(result.corners, truths)])
     as_is = np.mean([iou(hbb_corners(h), t) for h, t in zip(hbbs, truths)])
     assert converted > as_is + 0.01  # measured 0.909 against 0.886 (the whole class fell back before)
+
+
+def test_a_synthetic_parking_lot_of_near_axis_cars_keeps_its_fits(tmp_path):
+    # satellite-like: a lot of 32 cars 12-20 px broad, rows within 5 degrees of the axes, tight
+    # HBBs; without the hugging rule the class check sent all of them back (0.864, as HBBs)
+    from hbb2obb.synthetic.dataset import generate_dataset
+
+    info = generate_dataset(tmp_path, n_frames=1, width=480, height=360, seed=3, classes={0: 1}, tight=True,
+                            layout="lots", boxes_per_frame=(30, 50))
+    frame = info.frames[0]
+    xyxy = np.concatenate([frame.gt.corners.min(1), frame.gt.corners.max(1)], 1)
+    result = convert_boxes(Image.open(info.images_dir / "frame_0000.jpg"), xyxy, class_ids=frame.gt.class_id)
+    assert result.tightness == "tight" and REASON_CLASS_LESS_SUPPORTED not in result.reasons
+    converted = np.mean([iou(c, t) for c, t in zip(result.corners, frame.gt.corners)])
+    as_is = np.mean([iou(hbb_corners(h), t) for h, t in zip(xyxy, frame.gt.corners)])
+    assert converted > as_is + 0.04  # measured 0.931 against 0.864
+
+
+def test_boats_side_by_side_at_45_degrees_do_not_swell_onto_each_other(monkeypatch):
+    # near 45 degrees a tight HBB fixes length plus breadth only; masks of look-alike neighbours
+    # 4 px apart swell across the gaps, and the neighbours' distance caps the breadth
+    import hbb2obb.converters.image as image_module
+
+    image, truths = marina(45, n=6, gap=18.0)
+    hbbs = [tight_hbb(t) for t in truths]
+    capped = convert_boxes(image, hbbs)
+    monkeypatch.setattr(image_module, "SIDE_BY_SIDE", False)
+    swollen = convert_boxes(image, hbbs)
+    scores = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (capped, swollen)]
+    assert scores[0] > scores[1] + 0.03, scores  # measured 0.825 against 0.786
+    breadths = [min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in capped.corners]
+    assert max(breadths) < 18.5  # no broader than the distance between neighbours (the HBB fit may add a little)

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from hbb2obb.converters.image_box import REASON_NO_MASK, BoxResult, Candidate, Segmentation
-from hbb2obb.converters.image_scene import classes_less_supported, estimate_tightness, neighbour_axes, row_axes
+from hbb2obb.converters.image_scene import (
+    classes_less_supported,
+    estimate_tightness,
+    hugs_its_hbb,
+    neighbour_axes,
+    row_axes,
+)
 
 
 def test_tightness_is_read_from_whole_pixel_sides():
@@ -42,8 +48,12 @@ def test_neighbours_that_disagree_give_no_orientation():
     assert neighbour_axes([]) == []
 
 
-def result(edges, hbb_edges, converted=True):
-    return BoxResult(np.zeros((4, 2)) if converted else None, edges=edges, hbb_edges=hbb_edges)
+#: A fitted box 20 degrees off the axes: far from its HBB, so it has a say in the class check.
+TURNED = np.array([[0.0, 0.0], [28.2, 10.3], [24.8, 19.7], [-3.4, 9.4]])
+
+
+def result(edges, hbb_edges, converted=True, corners=TURNED):
+    return BoxResult(corners if converted else None, edges=edges, hbb_edges=hbb_edges)
 
 
 def test_a_class_whose_fits_follow_edges_less_than_its_hbbs_is_marked():
@@ -97,3 +107,31 @@ def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
     scattered = [BoxResult(rect(30.0 * k, 0.0, 20 * k)) for k in range(4)] + [BoxResult(None)]
     assert row_axes(xyxy[:4] + [xyxy[4]], scattered, [False] * 4 + [True])[4] is None
     assert row_axes(np.zeros((0, 4)), [], []) == []
+
+
+def test_fits_that_hug_their_hbbs_do_not_vote_in_the_class_check():
+    # cars 2 degrees off the axes, 33 px long: each side within about 1.2 px of its HBB's, so
+    # which one follows the edges better is where the pixel grid cuts them; the same verdicts
+    # from fits 20 degrees off the axes do send the class back
+    t = math.radians(2.0)
+    along, across = np.array([math.cos(t), math.sin(t)]) * 16.5, np.array([-math.sin(t), math.cos(t)]) * 7.0
+    hugging = np.array([-along - across, along - across, along + across, -along + across])
+    assert hugs_its_hbb(hugging) and not hugs_its_hbb(TURNED) and not hugs_its_hbb(None)
+    assert hugs_its_hbb(hugging[:, ::-1])  # near the vertical axis as well
+    verdicts = [0.8, 0.85, 0.9, 0.95, 0.9]
+    assert not classes_less_supported([result(v, 1.0, corners=hugging) for v in verdicts], [0] * 5).any()
+    assert classes_less_supported([result(v, 1.0) for v in verdicts], [0] * 5).all()
+    # a long bus at the same angle is 4 px off its HBB at one end: it votes
+    bus = np.array([-3.5 * along - across, 3.5 * along - across, 3.5 * along + across, -3.5 * along + across])
+    assert not hugs_its_hbb(bus)
+
+
+def test_a_class_whose_fits_stand_out_by_colour_keeps_them_whatever_the_edges_say():
+    def coloured(edges, margin):
+        return BoxResult(TURNED, edges=edges, hbb_edges=1.0, support=margin, hbb_support=0.0)
+
+    losing = [0.8, 0.9, 0.95, 0.85]
+    assert not classes_less_supported([coloured(e, 0.25) for e in losing], [0] * 4).any()
+    assert classes_less_supported([coloured(e, 0.02) for e in losing], [0] * 4).all()  # helicopter-like
+    # without colour evidence (nan: inscribed boxes) the edges decide alone
+    assert classes_less_supported([result(e, 1.0) for e in losing], [0] * 4).all()

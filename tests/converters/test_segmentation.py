@@ -244,3 +244,15 @@ def test_select_components_table(rows, inside_cols, expected):
     inside[:, inside_cols] = True
     result = select_components(mask, inside)
     np.testing.assert_array_equal(result, np.array([[c == "1" for c in row] for row in expected]))
+
+
+def test_select_components_other_parts_must_lie_where_they_are_told():
+    # a diagonal body in its box, and a neighbour's corner in the box's empty corner: inside the
+    # box, so kept by default; outside the rough rectangle of the body, so dropped when that is given
+    mask = np.array([[c == "1" for c in row] for row in ["11000000", "11100000", "01110011", "00111011",
+                                                         "00011000", "00001110"]])
+    box = np.ones_like(mask)
+    rough = np.array([[abs(r - c) <= 1 for c in range(8)] for r in range(6)])
+    assert select_components(mask, box)[2:4, 6:].all()
+    kept = select_components(mask, box, parts_inside=rough)
+    assert not kept[2:4, 6:].any() and kept[0:2, 0:2].all() and kept.sum() == mask.sum() - 4

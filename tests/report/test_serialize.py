@@ -20,6 +20,7 @@ CASES = {
     "long-ints-and-extremes": {"v": [0, -1, 2**40, 1e-300, 1e300, 5e-324, -0.0, 0.1] * 10},
     "just-below-the-threshold": {"v": [0.1] * 63, "w": [0.1] * 64},
     "empty-and-nested-lists": {"v": [], "w": [[1.0, 2.0]] * 70, "x": {"y": {"z": [1.5] * 100}}},
+    "one-nan-among-floats": {"v": [0.5] * 40 + [float("nan")] + [0.25] * 40, "w": [1e-05] * 30 + [-float("inf")] * 40},
     "bools-nan-strings": {"b": [True, False] * 40, "n": [float("nan")] * 70, "s": ["a"] * 70, "i": [float("inf")] * 70},
     "looks-like-a-placeholder": {"s": "\x00list 0\x00", "v": [1.0] * 80},
     "tuple": {"t": tuple(range(100))},

@@ -44,9 +44,27 @@ def test_frame_batches_keep_the_frame_and_byte_budgets_without_asking_sizes(writ
         assert len(run) <= max_frames and (len(run) == 1 or sum(sizes) <= max_bytes)
         assert gt_bytes == [(root / "gt" / f"{s.name}.txt").read_bytes() for s in run]
         assert pred_bytes == [(root / "pred" / f"{s.name}.txt").read_bytes() if s.pred_file else b"" for s in run]
-    # greedy: a run ends only where the next frame would break a budget
+    # greedy: a run ends only where the next frame would break a budget, or (with the helper) where a
+    # group ends; those groups start at most 64 frames long and at most quadruple
+    group_ends = [0]
     for (run, _), (after, _) in zip(runs, runs[1:]):
-        assert len(run) == max_frames or sum(_sizes_of(root, run + [after[0]])) > max_bytes
+        if not (len(run) == max_frames or sum(_sizes_of(root, run + [after[0]])) > max_bytes):
+            assert read_ahead
+            group_ends.append(specs.index(after[0]))
+    first_group = group_ends[1] if len(group_ends) > 1 else 0
+    assert first_group <= 64 and all(end - start <= 4 * (start - before) for before, start, end in
+                                     zip(group_ends, group_ends[1:], group_ends[2:]))
+
+
+def test_with_the_helper_the_first_runs_are_short_and_grow(write_labels, started_readers):
+    root = write_labels({f"{side}/{i:03d}.txt": rect(i, i, 4, 4) + "\n" for i in range(400) for side in ("gt", "pred")})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    runs = list(read_frame_batches(specs, 300, 1 << 20, read_ahead=True))
+    assert [len(run) for run, _ in runs] == [64, 256, 80]  # greedy runs would wait for 300 frames to be read
+    assert len(started_readers) == 1 and started_readers[0].returncode is not None
+    assert [spec for run, _ in runs for spec in run] == list(specs)
+    (_, in_place), = read_frame_batches(specs, 4096, 1 << 20)  # one run of all 400
+    assert [[blob for _, blobs in runs for blob in blobs[side]] for side in (0, 1)] == list(in_place)
 
 
 def _outcome(specs, **kwargs):

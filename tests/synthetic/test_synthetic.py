@@ -9,6 +9,7 @@ import pytest
 import yaml
 from PIL import Image
 
+from hbb2obb.errors import UsageError
 from hbb2obb.synthetic.dataset import (
     CLASS_NAMES,
     HBB_MAX_LOOSEN_4K,
@@ -249,3 +250,33 @@ def test_tight_hbbs_are_the_whole_pixel_bounds_of_the_same_vehicles(tmp_path):
     assert main([str(tmp_path / "cli"), "--frames", "1", "--seed", "5", "--no-images", "--tight"]) == 0
     assert (tmp_path / "cli" / "labels_hbb" / "frame_0000.txt").read_bytes() == \
         (tight.hbb_dir / "frame_0000.txt").read_bytes()
+
+
+def test_lots_layout_parks_small_vehicles_in_rows(tmp_path):
+    kwargs = dict(n_frames=2, boxes_per_frame=(30, 60), width=640, height=480, seed=11, classes={0: 1, 1: 1, 2: 1},
+                  tight=True, layout="lots")
+    info = generate_dataset(tmp_path / "a", **kwargs)
+    assert _files(tmp_path / "a") == _files(generate_dataset(tmp_path / "b", **kwargs).root)
+    for frame in info.frames:
+        assert frame.lots and not frame.roads and len(frame.gt) >= 20
+        cars = frame.gt.class_id == 0
+        # one ground sampling per frame whatever the width: cars 8-20 px broad, buses and trucks 1.4 times
+        assert ((frame.breadth[cars] >= 0.93 * 8) & (frame.breadth[cars] <= 1.07 * 20)).all()
+        if (~cars).any() and cars.any():
+            assert np.median(frame.breadth[~cars]) / np.median(frame.breadth[cars]) == pytest.approx(1.4, rel=0.1)
+        # parked side by side: the nearest neighbour of most cars is about one stall away, heading alike
+        centres = frame.centre
+        gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * 1e9
+        nearest = gaps.argmin(1)
+        stall = gaps.min(1) / frame.breadth
+        alike = np.abs((frame.heading - frame.heading[nearest] + 90) % 180 - 90) < 6
+        assert np.mean((stall > 1.1) & (stall < 2.2) & alike) > 0.7
+        hbb = np.array([row[1:] for row in _rows(info.hbb_dir / f"{frame.name}.txt")])
+        corners = frame.gt.corners
+        assert np.allclose(hbb[:, 2:], corners.max(1) - corners.min(1))  # tight HBBs
+    image = Image.open(info.images_dir / "frame_0000.jpg")
+    assert image.size == (640, 480)
+    assert generate_dataset(tmp_path / "roads", n_frames=1, images=False, layout="roads").frames[0].roads
+    with pytest.raises(UsageError, match="layout"):
+        generate_dataset(tmp_path / "bad", n_frames=1, images=False, layout="fields")
+    assert main([str(tmp_path / "cli"), "--frames", "1", "--no-images", "--layout", "lots", "--tight"]) == 0
