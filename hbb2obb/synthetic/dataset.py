@@ -434,6 +434,7 @@ def _class_weights(classes) -> dict[int, float]:
 def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
                      boxes_per_frame: Union[int, tuple[int, int]] = (20, 40), width: int = 1920,
                      height: int = 1080, seed: int = 0, images: bool = True,
+                     rims: bool = False,
                      classes: Union[None, Sequence[int], Mapping[int, float]] = None, image_format: str = "jpg",
                      pred_decimals: int = 0, aligned_fraction: float = 0.18,
                      errors: Optional[ErrorRates] = None, tight: bool = False,
@@ -455,6 +456,10 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
         Non-negative seed; the same seed writes byte-identical files.
     images : bool
         Render ``images/<frame>.<image_format>``.
+    rims : bool
+        Render the vehicles with shaded rims (darker toward the outline, most on the side away
+        from the frame's sun, as car bodies look from above) instead of flat colours; the labels
+        and every other pixel are the same (:func:`hbb2obb.synthetic.render.render_frame`).
     classes : sequence of int or mapping of int to float, optional
         Class ids to generate (with their default frequencies) or ``{id: weight}``;
         defaults to all four classes of :data:`CLASS_NAMES` at :data:`CLASS_WEIGHTS`.
@@ -524,7 +529,7 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
             from hbb2obb.synthetic.render import render_frame
 
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 2)))
-            image = render_frame(frame, rng)
+            image = render_frame(frame, rng, rims=rims)
             options = {"quality": 90} if image_format == "jpg" else {"compress_level": 1}
             image.save(images_dir / f"{name}.{image_format}", **options)
     _write_lines(root / "classes.yaml", [f"{i}: {n}" for i, n in CLASS_NAMES.items()])

@@ -18,10 +18,11 @@ from hbb2obb.converters.image_box import (
     fit_box,
     hbb_corners,
     inscribed_box,
+    outline_axis,
     segment_box,
 )
-from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, region_contrast
-from hbb2obb.geometry.hull import mask_outline_points
+from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, long_axis, region_contrast, wrap_quarter
+from hbb2obb.geometry.hull import mask_outline_points, minimum_area_rectangle
 from hbb2obb.errors import UsageError
 from conftest import rotated_rect, shapely_iou as iou
 
@@ -47,6 +48,19 @@ def marina(angle_deg=45, n=5, size=(360, 240), length=44.0, breadth=14.0, gap=20
 
 
 # ----------------------------------------------------------------------------- edge direction and supports
+
+@pytest.mark.parametrize("seed", range(6))
+def test_outline_axis_is_the_minimum_area_rectangles_axis(seed):
+    """OpenCV's calipers against our own on rasterized rotated masks at 4K-frame coordinates."""
+    rng = np.random.default_rng(seed)
+    angle, length, breadth = rng.uniform(0, 180), rng.uniform(20, 60), rng.uniform(8, 20)
+    image = Image.new("L", (80, 80), 0)
+    ImageDraw.Draw(image).polygon([tuple(p) for p in rectangle((40, 40), length, breadth, angle)], fill=1)
+    outline = mask_outline_points(np.asarray(image, dtype=bool)) + rng.uniform(0, 3800, 2)
+    ours = long_axis(minimum_area_rectangle(outline))
+    assert abs(math.degrees(wrap_quarter(outline_axis(outline) - ours))) < 0.01
+    assert abs(math.degrees(wrap_quarter(ours - math.radians(angle)))) < 3.0  # and both follow the drawing
+
 
 @pytest.mark.parametrize("angle", [20, 45, 135, 160])
 def test_edge_axis_tells_the_two_diagonals_apart(angle):

@@ -167,6 +167,35 @@ def test_images_have_frame_size(tmp_path):
     assert generate_dataset(tmp_path / "none", n_frames=1, images=False).images_dir is None
 
 
+def test_shaded_rims_darken_bodies_toward_their_outline_and_nothing_else():
+    from hbb2obb.synthetic.dataset import simulate_frame
+    from hbb2obb.synthetic.render import RIM_BODY_BREADTH, _rounded_inside_distance, render_frame
+    from hbb2obb.synthetic.scene import CORNER_RADIUS
+
+    frame = simulate_frame("f", 7, 0, width=1920, height=1080)
+    default, flat, shaded = (np.asarray(render_frame(frame, np.random.default_rng(1), **kw), dtype=np.float64)
+                             for kw in ({}, {"rims": False}, {"rims": True}))
+    assert np.array_equal(default, flat)  # flat bodies by default, as the converter's tests pin them
+    near_any, rim_ratios, core_ratios = np.zeros((1080, 1920), bool), [], []
+    for cls, centre, length, breadth, heading in zip(frame.gt.class_id, frame.centre, frame.length,
+                                                     frame.breadth, frame.heading):
+        x0, y0 = (max(int(v - length) - 6, 0) for v in centre)  # a square around the vehicle
+        ys, xs = np.mgrid[y0:min(y0 + int(2 * length) + 12, 1080), x0:min(x0 + int(2 * length) + 12, 1920)] + 0.5
+        a = np.radians(heading)
+        t = (xs - centre[0]) * np.cos(a) + (ys - centre[1]) * np.sin(a)
+        s = -(xs - centre[0]) * np.sin(a) + (ys - centre[1]) * np.cos(a)
+        body = RIM_BODY_BREADTH.get(int(cls), 1.0) * breadth
+        inside = _rounded_inside_distance(t, s, length / 2, body / 2, CORNER_RADIUS[int(cls)] * breadth)[0]
+        window = (slice(y0, y0 + inside.shape[0]), slice(x0, x0 + inside.shape[1]))
+        near_any[window] |= inside > -4.0  # the rim, the outline's rasterization and the final blur
+        if int(cls) in RIM_BODY_BREADTH and body >= 12:
+            rim, core = (inside > 0.5) & (inside < 1.5), inside > 0.3 * body
+            rim_ratios.append(shaded[window][rim].sum() / flat[window][rim].sum())
+            core_ratios.append(shaded[window][core].sum() / flat[window][core].sum())
+    assert rim_ratios and np.array_equal(flat[~near_any], shaded[~near_any])
+    assert max(rim_ratios) < 0.85 and min(core_ratios) > 0.97, (rim_ratios, core_ratios)
+
+
 def test_perfect_converter_reproduces_truth(tmp_path):
     info = generate_dataset(tmp_path, n_frames=4, images=False, errors=ErrorRates.none())
     assert info.missing_pred_frames == () and info.dropped == info.extras == info.turned == 0
