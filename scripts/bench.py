@@ -600,7 +600,7 @@ def install_kind() -> str:
     except Exception:  # noqa: BLE001 - only the wording of the header depends on it
         return "install of hbb2obb-toolkit unknown"
     if editable:
-        return "timing the editable install of this checkout (a regular pip install: 0.4 % fewer instructions)"
+        return "timing the editable install of this checkout (make install's; install_kind says how it compares)"
     return "timing a regular (non-editable) install, as pip installs it for users"
 
 

@@ -121,10 +121,11 @@ def read_frame_batches(specs, max_frames: int, max_bytes: int, *, read_ahead: bo
     ``read_ahead``: when the frames are more than one run's worth, the next group is read by a
     helper process while the caller works on this one's runs (:class:`_AheadReader`); the
     helper ends with the batches, however they end. Then a run never spans two groups, and the
-    groups start small and grow (16 frames, then at most four times the group before, and
-    about one run's bytes): the caller parses the first frames at once instead of waiting for
-    a whole run to be read, and works on each run while the helper reads the next. Without
-    the helper, runs are greedy: a run ends only where the next frame would break a budget.
+    groups start small and grow (64 frames, read in this process while the helper starts, then
+    at most four times the group before, and about one run's bytes): the caller parses the
+    first frames at once instead of waiting for a whole run to be read, and works on each run
+    while the helper reads the next. Without the helper, runs are greedy: a run ends only
+    where the next frame would break a budget.
     """
     specs = tuple(specs)
     run, gt_run, pred_run, run_bytes = [], [], [], 0
