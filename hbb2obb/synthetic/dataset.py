@@ -23,7 +23,8 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.synthetic.lots import place_lots
-from hbb2obb.synthetic.scene import CORNER_RADIUS, Road, SyntheticFrame
+from hbb2obb.synthetic.roads import make_roads, propose_vehicle
+from hbb2obb.synthetic.scene import CORNER_RADIUS, SyntheticFrame, overlaps, rectangle
 
 CLASS_NAMES = {0: "Car", 1: "Bus", 2: "Truck", 3: "Motorcycle"}
 #: Share of each class among the generated vehicles (cars dominate, as on real roads).
@@ -35,7 +36,6 @@ REFERENCE_WIDTH = 3840
 #: Largest outward / inward shift of one HBB side against the GT OBB's bounds, at 4K scale.
 HBB_MAX_LOOSEN_4K = 4.0
 HBB_MAX_TIGHTEN_4K = 8.0
-LANE_WIDTH_4K = 80.0
 _GAP_4K = 4.0  # least clearance between two vehicles
 _TRIES = 60
 #: Where the vehicles are: on roads (drone footage) or parked in lots (satellite-like).
@@ -112,118 +112,6 @@ class DatasetInfo:
     frames: tuple[SyntheticFrame, ...] = field(default=(), repr=False, compare=False)
 
 
-def _cos_sin(angle_deg: float) -> tuple[float, float]:
-    """Cosine and sine, exact at multiples of 90 degrees (so axis-aligned boxes stay exact)."""
-    turn = angle_deg % 360.0
-    if turn % 90.0 == 0.0:
-        return {0.0: (1.0, 0.0), 90.0: (0.0, 1.0), 180.0: (-1.0, 0.0), 270.0: (0.0, -1.0)}[turn]
-    rad = np.radians(turn)
-    return float(np.cos(rad)), float(np.sin(rad))
-
-
-def rectangle(centre, length: float, breadth: float, heading: float) -> np.ndarray:
-    """Corners ``(4, 2)`` of a rectangle facing ``heading``: rear corner first, then clockwise.
-
-    Examples
-    --------
-    >>> rectangle((10, 20), 8, 4, 0).tolist()
-    [[6.0, 18.0], [14.0, 18.0], [14.0, 22.0], [6.0, 22.0]]
-    """
-    c, s = _cos_sin(heading)
-    u, v = np.array([c, s]) * (length / 2), np.array([-s, c]) * (breadth / 2)
-    return np.asarray(centre, dtype=np.float64) + np.stack([-u - v, u - v, u + v, -u + v])
-
-
-def _overlaps(quad: np.ndarray, placed: list[np.ndarray], gap: float) -> bool:
-    """Whether a rectangle comes closer than ``gap`` to any placed one (separating axis test)."""
-    if not placed:
-        return False
-    others = np.stack(placed)
-    near = np.linalg.norm(others.mean(1) - quad.mean(0), axis=1) < (
-        np.linalg.norm(others[:, 0] - others[:, 2], axis=1) / 2 + np.linalg.norm(quad[0] - quad[2]) / 2 + gap)
-    if not near.any():
-        return False
-    others = others[near]
-    edges = np.concatenate([np.diff(others[:, :3], axis=1), np.broadcast_to(np.diff(quad[:3], axis=0),
-                                                                          (len(others), 2, 2))], axis=1)
-    axes = np.stack([-edges[..., 1], edges[..., 0]], -1)
-    axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
-    p = np.einsum("mkd,mcd->mkc", axes, others)
-    q = np.einsum("mkd,cd->mkc", axes, quad)
-    apart = (p.max(-1) + gap <= q.min(-1)) | (q.max(-1) + gap <= p.min(-1))
-    return bool((~apart.any(axis=1)).any())
-
-
-def _line_span(point, direction, width: int, height: int) -> tuple[float, float]:
-    """Parameter range ``t`` over which ``point + t * direction`` stays inside the frame."""
-    lo, hi = -np.inf, np.inf
-    for p, d, size in ((point[0], direction[0], width - 1), (point[1], direction[1], height - 1)):
-        if abs(d) < 1e-12:
-            if not 0 <= p <= size:
-                return 0.0, -1.0
-            continue
-        a, b = sorted(((0 - p) / d, (size - p) / d))
-        lo, hi = max(lo, a), min(hi, b)
-    return lo, hi
-
-
-def _make_roads(rng: np.random.Generator, width: int, height: int, scale: float) -> tuple[Road, ...]:
-    base = rng.uniform(0.0, 180.0)
-    if rng.random() < 0.35:  # a street grid lined up with the camera
-        base = float(rng.choice([0.0, 90.0]) + rng.normal(0.0, 3.0))
-    angles = [base, base + 90.0 + rng.normal(0.0, 4.0)]
-    if rng.random() < 0.5:
-        angles.append(base + rng.uniform(30.0, 60.0))
-    roads = []
-    for angle in angles:
-        origin = (rng.uniform(0.2, 0.8) * width, rng.uniform(0.2, 0.8) * height)
-        lanes = int(rng.integers(1, 4))
-        roads.append(Road(origin, float(angle % 180.0), lanes, LANE_WIDTH_4K * scale * rng.uniform(0.95, 1.1)))
-    return tuple(roads)
-
-
-def _on_road(point, roads: Sequence[Road], margin: float) -> bool:
-    for road in roads:
-        c, s = _cos_sin(road.angle)
-        if abs(-(point[0] - road.origin[0]) * s + (point[1] - road.origin[1]) * c) < road.half_width + margin:
-            return True
-    return False
-
-
-def _propose(rng, kind: str, length: float, breadth: float, roads, width: int, height: int):
-    """One candidate ``(centre, heading)`` for a vehicle of the given kind, or ``None``."""
-    if kind in ("road", "edge"):
-        road = roads[rng.integers(len(roads))]
-        side = 1 if rng.random() < 0.5 else -1
-        c, s = _cos_sin(road.angle)
-        u, v = np.array([c, s]), np.array([-s, c])
-        offset = side * (rng.integers(road.lanes) + 0.5 + rng.normal(0.0, 0.06)) * road.lane_width
-        anchor = np.asarray(road.origin) + offset * v
-        lo, hi = _line_span(anchor, u, width, height)
-        if hi <= lo:
-            return None
-        heading = road.angle + (0.0 if side > 0 else 180.0) + rng.normal(0.0, 2.0)
-        deviation = (heading + 45.0) % 90.0 - 45.0  # a road vehicle is never exactly axis-aligned
-        if abs(deviation) < 2.0:
-            heading += (2.0 if deviation >= 0 else -2.0) - deviation
-        if kind == "road":
-            return anchor + rng.uniform(lo, hi) * u, heading
-        start = rng.random() < 0.5  # enter at one end of the lane and slide in until a corner touches
-        end, inward = anchor + (lo if start else hi) * u, (u if start else -u)
-        offsets = rectangle((0.0, 0.0), length, breadth, heading)
-        axis = 0 if min(end[0], width - 1 - end[0]) <= min(end[1], height - 1 - end[1]) else 1
-        if abs(inward[axis]) < 0.25:
-            return None
-        limit = 0.0 if inward[axis] > 0 else (width - 1 if axis == 0 else height - 1)
-        extreme = offsets[:, axis].min() if inward[axis] > 0 else offsets[:, axis].max()
-        return end + (limit - end[axis] - extreme) / inward[axis] * inward, heading
-    centre = np.array([rng.uniform(0, width - 1), rng.uniform(0, height - 1)])
-    if _on_road(centre, roads, breadth):
-        return None
-    heading = float(rng.integers(4) * 90) if kind == "aligned" else rng.uniform(0.0, 360.0)
-    return centre, heading
-
-
 def _hbb_from_gt(rng, corners: np.ndarray, heading: np.ndarray, breadth: np.ndarray, class_id: np.ndarray,
                  width: int, height: int, scale: float):
     """Detector-like ``xc yc w h``: the bounds of the rounded body, each side moved by a few pixels.
@@ -282,7 +170,7 @@ def _simulate_predictions(rng, frame_truth: dict, hbb: np.ndarray, aligned: np.n
             quad = rectangle((rng.uniform(0, width - 1), rng.uniform(0, height - 1)), size[0] * scale,
                              size[2] * scale, rng.uniform(0.0, 360.0))
             if (quad >= 0).all() and (quad[:, 0] <= width - 1).all() and (quad[:, 1] <= height - 1).all() \
-                    and not _overlaps(quad, truth, _GAP_4K * scale):
+                    and not overlaps(quad, truth, _GAP_4K * scale):
                 lines.insert(int(rng.integers(len(lines) + 1)), (quad, cls))
                 truth.append(quad)
                 extras += 1
@@ -335,18 +223,18 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
     scale = width / REFERENCE_WIDTH
     if layout not in LAYOUTS:
         raise UsageError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-    roads = _make_roads(label_rng, width, height, scale) if layout == "roads" else ()
+    roads = make_roads(label_rng, width, height, scale) if layout == "roads" else ()
     n_target = int(label_rng.integers(boxes_per_frame[0], boxes_per_frame[1] + 1))
     n_edge = min(n_target, int(label_rng.integers(1, 3)))
     placed, rows, lots = [], [], ()
     if layout == "lots":
-        def overlaps(quad):
-            if _overlaps(quad, placed, 1.0):
+        def taken(quad):  # records the rectangle when it is clear of the ones placed before
+            if overlaps(quad, placed, 1.0):
                 return True
             placed.append(quad)
             return False
 
-        rows, lots = place_lots(label_rng, width, height, ids, weights, n_target, overlaps)
+        rows, lots = place_lots(label_rng, width, height, ids, weights, n_target, taken)
     for i in range(n_target if layout == "roads" else 0):
         cls = int(label_rng.choice(ids, p=weights))
         mean_l, sd_l, mean_b, sd_b = VEHICLE_SIZE_4K[cls]
@@ -356,13 +244,13 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
         kind = "edge" if i < n_edge else "aligned" if roll < aligned_fraction else \
             "parked" if roll < aligned_fraction + 0.08 else "road"
         for _ in range(_TRIES):
-            proposal = _propose(label_rng, kind, length, breadth, roads, width, height)
+            proposal = propose_vehicle(label_rng, kind, length, breadth, roads, width, height)
             if proposal is None:
                 continue
             quad = rectangle(proposal[0], length, breadth, proposal[1])
             inside = (quad >= -1e-6).all() and (quad[:, 0] <= width - 1 + 1e-6).all() \
                 and (quad[:, 1] <= height - 1 + 1e-6).all()
-            if inside and not _overlaps(quad, placed, _GAP_4K * scale):
+            if inside and not overlaps(quad, placed, _GAP_4K * scale):
                 placed.append(quad)
                 rows.append((cls, proposal[0][0], proposal[0][1], length, breadth, proposal[1] % 360.0))
                 break

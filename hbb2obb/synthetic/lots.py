@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hbb2obb.synthetic.scene import rectangle
+
 #: Cars' breadth in pixels (one value per frame, the frame's ground sampling), and what the other
 #: classes measure against it: a car about 1.8 x 4.4 m, a bus 2.5 x 12 m, a truck 2.5 x 8-10 m.
 CAR_BREADTH_PX = (8.0, 20.0)
@@ -66,8 +68,6 @@ def place_lots(rng: np.random.Generator, width: int, height: int, classes: np.nd
     asked for); ``overlaps(quad)`` tells whether a rectangle would touch one already placed (and
     records it when it does not); at most ``n_target`` vehicles.
     """
-    from hbb2obb.synthetic.dataset import rectangle
-
     car_breadth = float(rng.uniform(*CAR_BREADTH_PX))
     large = [c for c in classes if c in (1, 2)]
     small = [c for c in classes if c not in (1, 2)]
