@@ -31,10 +31,7 @@ def median(values) -> float:
     if n == 0 or np.isnan(values).any():
         return math.nan
     half = n // 2
-    if n % 2:
-        return float(np.partition(values, half)[half])
-    part = np.partition(values, (half - 1, half))
-    return float((part[half - 1] + part[half]) / 2.0)
+    return _middle(np.partition(values, half if n % 2 else (half - 1, half)), n)
 
 
 def percentile(values, q: float) -> float:
@@ -62,10 +59,7 @@ def percentile(values, q: float) -> float:
     if virtual < 0:
         return float(np.partition(values, 0)[0])
     lower = math.floor(virtual)
-    part = np.partition(values, (lower, lower + 1))
-    a, b, t = part[lower], part[lower + 1], virtual - lower
-    diff = b - a
-    return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+    return _linear(np.partition(values, (lower, lower + 1)), lower, virtual - lower)
 
 
 def median_and_percentile(values, q: float) -> tuple[float, float]:
@@ -88,10 +82,20 @@ def median_and_percentile(values, q: float) -> tuple[float, float]:
         return median(values), percentile(values, q)
     lower = math.floor(virtual)
     part = np.partition(values, sorted({half - 1 if n % 2 == 0 else half, half, lower, lower + 1}))
-    middle = float(part[half]) if n % 2 else float((part[half - 1] + part[half]) / 2.0)
-    a, b, t = part[lower], part[lower + 1], virtual - lower
+    return _middle(part, n), _linear(part, lower, virtual - lower)
+
+
+def _middle(part: np.ndarray, n: int) -> float:
+    """The median of ``n`` values partitioned at the middle (both middle positions when ``n`` is even)."""
+    half = n // 2
+    return float(part[half]) if n % 2 else float((part[half - 1] + part[half]) / 2.0)
+
+
+def _linear(part: np.ndarray, lower: int, t: float) -> float:
+    """numpy's 'linear' interpolation between positions ``lower`` and ``lower + 1`` of a partitioned array."""
+    a, b = part[lower], part[lower + 1]
     diff = b - a
-    return middle, float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+    return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
 
 
 def distinct(values) -> np.ndarray:
