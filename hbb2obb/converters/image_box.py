@@ -24,6 +24,7 @@ from hbb2obb.converters.image_fit import (
     fit_rectangle,
     inside_rectangle,
     long_axis,
+    long_edge,
     edge_support,
     principal_axis,
     region_contrast,
@@ -410,11 +411,11 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
 def narrowed_box(segmentation: Segmentation, rect: np.ndarray, breadth: float) -> Optional[np.ndarray]:
     """The rectangle at ``rect``'s axis with at most ``breadth``, its length plus breadth kept,
     fitted to the tight HBB as :func:`inscribed_box` does; ``None`` when it is no narrower."""
-    first, second = rect[1] - rect[0], rect[2] - rect[1]
-    sides = sorted((math.hypot(*first), math.hypot(*second)))
+    edge, other = long_edge(rect)
+    sides = sorted((math.hypot(*edge), math.hypot(*other)))
     if breadth >= sides[0] or breadth <= 0:
         return None
-    theta = long_axis(rect)
+    theta = math.atan2(edge[1], edge[0])
     total = sides[0] + sides[1]
     c, s = math.cos(theta), math.sin(theta)
     along, across = np.array([c, s]) * (total - breadth) / 2, np.array([-s, c]) * breadth / 2

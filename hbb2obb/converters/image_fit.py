@@ -275,9 +275,22 @@ def wrap_half(angle: float) -> float:
     return (angle + math.pi / 2) % math.pi - math.pi / 2
 
 
-def long_axis(rect: np.ndarray) -> float:
+def long_edge(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A rectangle's long side and its short side, as vectors: ``p1 - p0`` and ``p2 - p1`` in that
+    order of length (the first when the two are equal).
+
+    Examples
+    --------
+    >>> long_edge(np.array([[0.0, 0.0], [0.0, 4.0], [-2.0, 4.0], [-2.0, 0.0]]))[0].tolist()
+    [0.0, 4.0]
+    """
     first, second = rect[1] - rect[0], rect[2] - rect[1]
-    edge = first if first @ first >= second @ second else second
+    return (first, second) if first @ first >= second @ second else (second, first)
+
+
+def long_axis(rect: np.ndarray) -> float:
+    """Direction (radians, in (-pi, pi]) of a rectangle's long side, :func:`long_edge`."""
+    edge = long_edge(rect)[0]
     return math.atan2(edge[1], edge[0])
 
 

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from hbb2obb.converters.image_box import REASON_NO_MASK
+from hbb2obb.converters.image_fit import long_axis, long_edge, wrap_quarter
 
 
 #: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer corners
@@ -121,12 +122,9 @@ def hugs_its_hbb(corners) -> bool:
     """
     if corners is None:
         return False
-    corners = np.asarray(corners, dtype=np.float64)
-    first, second = corners[1] - corners[0], corners[2] - corners[1]
-    edge = first if first @ first >= second @ second else second
-    length = math.hypot(*edge)
-    turn = (math.atan2(edge[1], edge[0]) + math.pi / 4) % (math.pi / 2) - math.pi / 4
-    return length * abs(math.sin(turn)) <= HUG_PIXELS
+    edge = long_edge(np.asarray(corners, dtype=np.float64))[0]
+    turn = wrap_quarter(math.atan2(edge[1], edge[0]))
+    return math.hypot(*edge) * abs(math.sin(turn)) <= HUG_PIXELS
 
 
 def classes_less_supported(results, class_ids) -> np.ndarray:
@@ -221,10 +219,7 @@ def row_axes(xyxy, results, wanted) -> list:
     converted = np.array([r.corners is not None for r in results], dtype=bool)
     axes = np.zeros(len(results))
     for index in np.flatnonzero(converted):
-        corners = np.asarray(results[index].corners)
-        first, second = corners[1] - corners[0], corners[2] - corners[1]
-        edge = first if first @ first >= second @ second else second
-        axes[index] = math.atan2(edge[1], edge[0])
+        axes[index] = long_axis(np.asarray(results[index].corners))
     found = []
     for index in range(len(results)):
         if not wanted[index] or not converted.any():
@@ -280,8 +275,7 @@ def side_by_side_breadths(results) -> list:
             centres.append((math.nan, math.nan)); axes.append(math.nan); lengths.append(0.0); breadths.append(0.0)
             continue
         corners = np.asarray(result.corners, dtype=np.float64)
-        first, second = corners[1] - corners[0], corners[2] - corners[1]
-        edge, other = (first, second) if first @ first >= second @ second else (second, first)
+        edge, other = long_edge(corners)
         centres.append(tuple(corners.mean(axis=0))); axes.append(math.atan2(edge[1], edge[0]))
         lengths.append(math.hypot(*edge)); breadths.append(math.hypot(*other))
     centres, axes = np.array(centres, dtype=np.float64).reshape(-1, 2), np.array(axes)
