@@ -26,6 +26,7 @@ from hbb2obb.converters.image_fit import (
     long_axis,
     long_edge,
     edge_support,
+    mask_agreement,
     principal_axis,
     region_contrast,
     rough_sides,
@@ -93,10 +94,6 @@ SUPPORT_BAND = 0.15
 #: HBB and its colour contrast is lower by more than this (nats): colour alone is a weak judge
 #: in a row of look-alike neighbours (moored boats fill an HBB's corners), so it needs a margin.
 SUPPORT_TOLERANCE = 0.2
-#: A box's confidence is the mean of two terms, each one half at these margins over the HBB: the
-#: edge-support ratio (fitted box over HBB) above one, and the colour contrast difference (nats).
-CONFIDENCE_SCALE = 0.25
-COLOUR_CONFIDENCE_SCALE = 0.5
 
 #: Why a box was written as its HBB.
 REASON_DEGENERATE = "degenerate box"
@@ -142,8 +139,10 @@ class BoxResult:
     """What the converter did with one box.
 
     ``corners`` is ``None`` for a fallback (the caller writes the HBB), and ``reason`` says why.
-    ``confidence`` is in [0, 1] (0 for a fallback); ``support`` and ``hbb_support`` are the
-    colour contrasts of the fitted box and of the HBB that the self-check compared.
+    ``confidence`` is in [0, 1] (0 for a fallback; :func:`fit_box` and :func:`edge_confidence`
+    say how); ``support`` and ``hbb_support`` are the colour contrasts of the fitted box and of
+    the HBB that the self-check compared, ``edges`` and ``hbb_edges`` their edge supports;
+    ``from_mask`` marks a box fitted to its own mask (not inscribed at its rows' axis).
     """
 
     corners: Optional[np.ndarray]
@@ -156,6 +155,7 @@ class BoxResult:
     hbb_support: float = math.nan
     edges: float = math.nan
     hbb_edges: float = math.nan
+    from_mask: bool = False
 
 
 def _rectangle_prior(window: Window, centre, theta: float, long_side: float, short_side: float,
@@ -310,17 +310,18 @@ def box_support(segmentation: Segmentation, evidence: np.ndarray, rect: np.ndarr
     return region_contrast(segmentation.window, np.clip(evidence, -EVIDENCE_CLIP, EVIDENCE_CLIP), rect, band)
 
 
-def confidence_from_margin(margin: float) -> float:
-    """Map a support margin over the HBB, in units of its scale, to [0, 1): 0 at none, 1/2 at one.
+def edge_confidence(edges: float, hbb_edges: float) -> float:
+    """Confidence of a box without a mask of its own (inscribed in a tight HBB at its rows' or its
+    edges' axis): how well it follows the image's edges against its HBB, capped at 1.
 
     Examples
     --------
-    >>> confidence_from_margin(0.0), confidence_from_margin(1.0), confidence_from_margin(-1.0)
-    (0.0, 0.5, 0.0)
+    >>> edge_confidence(3.0, 2.0), edge_confidence(1.0, 2.0), edge_confidence(0.0, 0.0)
+    (1.0, 0.5, 0.0)
     """
-    if not margin > 0:
-        return 0.0
-    return float(margin / (margin + 1.0))
+    if not hbb_edges > 0:
+        return 1.0 if edges > 0 else 0.0
+    return float(min(1.0, max(0.0, edges / hbb_edges)))
 
 
 def inscribed_box(segmentation: Segmentation, axis: float, check: bool, reason: str,
@@ -343,9 +344,7 @@ def inscribed_box(segmentation: Segmentation, axis: float, check: bool, reason: 
     hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
     if check and not edges >= min_edge_ratio * hbb_edges:
         return BoxResult(None, window, reason=reason, edges=edges, hbb_edges=hbb_edges)
-    edge_margin = edges / hbb_edges - 1.0 if hbb_edges > 0 else 1.0
-    return BoxResult(rect, window, confidence=0.5 * confidence_from_margin(edge_margin / CONFIDENCE_SCALE),
-                     edges=edges, hbb_edges=hbb_edges)
+    return BoxResult(rect, window, confidence=edge_confidence(edges, hbb_edges), edges=edges, hbb_edges=hbb_edges)
 
 
 def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[float], check: bool) -> BoxResult:
@@ -372,6 +371,14 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     whose rectangle holds more colour evidence. The self-check (``check``) then compares the
     colour contrast of the fitted box with that of the HBB itself and keeps the HBB when the
     fit is not better supported: a converter must never do worse than doing nothing.
+
+    The confidence of a fitted box is how well its rectangle agrees with the mask it was fitted
+    to (:func:`~hbb2obb.converters.image_fit.mask_agreement`): the share of the mask it holds
+    (a loose HBB), or the mean of that share and their IoU (a tight HBB, whose rectangle is
+    nearly fixed by the HBB, so that one holding much more than the mask should also score
+    lower). Chosen on synthetic and the tuned real frames (README, converter section): the
+    fit's edge and colour margins over the HBB, the old confidence, ranked the boxes no better
+    than chance.
     """
     if segmentation.reason == REASON_NO_MASK and tight:
         return _inscribed_without_mask(segmentation, prefer_axis, check)
@@ -401,11 +408,10 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     if check and support < hbb_support - SUPPORT_TOLERANCE and not edges > hbb_edges:
         return BoxResult(None, reason=REASON_LESS_SUPPORTED, support=support, hbb_support=hbb_support,
                          edges=edges, hbb_edges=hbb_edges, **masks)
-    edge_margin = edges / hbb_edges - 1.0 if hbb_edges > 0 else (1.0 if edges > 0 else 0.0)
-    confidence = 0.5 * (confidence_from_margin(edge_margin / CONFIDENCE_SCALE)
-                        + confidence_from_margin((support - hbb_support) / COLOUR_CONFIDENCE_SCALE))
-    return BoxResult(rect, confidence=confidence, support=support,
-                     hbb_support=hbb_support, edges=edges, hbb_edges=hbb_edges, **masks)
+    held, overlap = mask_agreement(window, candidate.mask, rect)
+    confidence = (held + overlap) / 2 if tight else held
+    return BoxResult(rect, confidence=confidence, support=support, hbb_support=hbb_support, edges=edges,
+                     hbb_edges=hbb_edges, from_mask=True, **masks)
 
 
 def narrowed_box(segmentation: Segmentation, rect: np.ndarray, breadth: float) -> Optional[np.ndarray]:

@@ -341,6 +341,28 @@ def inside_rectangle(window: Window, rect: np.ndarray) -> np.ndarray:
     return (np.abs(a) <= 0.5) & (np.abs(b) <= 0.5)
 
 
+def mask_agreement(window: Window, mask: np.ndarray, rect: np.ndarray) -> tuple[float, float]:
+    """How well ``rect`` agrees with the ``mask`` (working pixels whose centres it covers): the
+    share of the mask it holds, and the IoU of the two (both 0 for an empty mask).
+
+    Examples
+    --------
+    >>> w = Window(np.zeros((20, 20, 3)), 0.0, 0.0, 1.0, 1.0)
+    >>> mask = np.zeros((20, 20), bool); mask[5:15, 5:15] = True
+    >>> square = np.array([[5, 5], [15, 5], [15, 15], [5, 15]], float)
+    >>> mask_agreement(w, mask, square), mask_agreement(w, mask, square + [5, 0])
+    ((1.0, 1.0), (0.5, 0.3333333333333333))
+    >>> mask_agreement(w, mask & False, square)
+    (0.0, 0.0)
+    """
+    total = np.count_nonzero(mask)
+    if total == 0:
+        return 0.0, 0.0
+    inside = inside_rectangle(window, rect)
+    both = np.count_nonzero(mask & inside)
+    return float(both / total), float(both / (total + np.count_nonzero(inside) - both))
+
+
 def edge_support(window: Window, gradient: tuple[np.ndarray, np.ndarray], rect: np.ndarray,
                  trim: float = 0.1) -> float:
     """Mean image gradient across the sides of ``rect``: how well its outline follows edges.
