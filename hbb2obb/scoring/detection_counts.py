@@ -61,7 +61,7 @@ def operating_point(ev: DetectionEval, conf: Optional[float] = None) -> Operatin
     conf : float, optional
         ``None``: the score at which F1 is highest (the highest such score on a tie).
     """
-    matched, scored = ev.flags(0, ev.order)  # area "all"; row 0: threshold 0.5
+    matched, scored = ev.flags(0, ev.order, n_thresholds=1)  # area "all"; row 0: threshold 0.5
     positives = int(np.count_nonzero(~ev.gt_difficult))
     score = ev.det_score[ev.order]
     tp, fp = np.cumsum(matched[0] & scored[0]), np.cumsum(~matched[0] & scored[0])
