@@ -232,7 +232,7 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     order = np.argsort(-pred.score, kind="stable")
     span = max(len(classes), 1)
     rank = _ranks(order, pred_frame * span + det_class)
-    gt_area, det_area = polygon_area(gt.corners), polygon_area(pred.corners)
+    gt_area, det_area = _block_areas(gt.corners), _block_areas(pred.corners)
     gt_ignored = np.stack([difficult | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
     det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
     matches = _coco_matches(pair_gt, pair_pred, pair_iou, rank, len(gt), len(pred), gt_ignored, difficult,
@@ -240,6 +240,19 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     dota_tp, dota_fp = _dota_flags(pair_gt, pair_pred, pair_iou, order, len(pred), difficult)
     return DetectionEval(classes, gt_class, det_class, difficult, pred.score, order, rank, *matches,
                          gt_ignored, det_outside, dota_tp, dota_fp, params)
+
+
+_AREA_BLOCK = 8192  # boxes per polygon_area call in _block_areas
+
+
+def _block_areas(corners: np.ndarray) -> np.ndarray:
+    """:func:`polygon_area` of every box, a block of boxes at a time: the same values (each box's
+    area is its own arithmetic), with work arrays that stay in cache instead of a dozen fresh
+    box-sized ones (at Songdo scale 43 -> 10 ms a side)."""
+    areas = np.empty(len(corners))
+    for start in range(0, len(corners), _AREA_BLOCK):
+        areas[start:start + _AREA_BLOCK] = polygon_area(corners[start:start + _AREA_BLOCK])
+    return areas
 
 
 def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, crowd, thresholds) -> tuple:

@@ -283,3 +283,13 @@ def test_detection_keys_can_be_gated():
     assert not passed and np.isnan(value)  # a gate never passes on nothing
     with pytest.raises(UsageError, match="unknown metric 'map42'"):  # checked against the run's own dict
         parse_gate("map42>=0.1").check({"map50": 0.5})
+
+
+def test_areas_by_blocks_are_polygon_areas():
+    from hbb2obb.geometry import polygon_area
+    from hbb2obb.scoring import detection
+
+    rng = np.random.default_rng(5)
+    corners = rng.uniform(0, 4000, (detection._AREA_BLOCK * 2 + 17, 4, 2))
+    np.testing.assert_array_equal(detection._block_areas(corners), polygon_area(corners))
+    assert detection._block_areas(np.zeros((0, 4, 2))).shape == (0,)
