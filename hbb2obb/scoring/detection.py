@@ -186,7 +186,16 @@ def _dense(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 def _ranks(order: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Each row's position within its group, groups visited in ``order``."""
-    by_group = order[np.argsort(group[order], kind="stable")]  # by group, then by ``order``
+    n = order.size
+    top = int(group.max()) + 1 if n else 0
+    if n and group.min() >= 0 and top <= (2**62) // n:
+        # by group, then by position in ``order``: one key per row, all distinct, so any sort
+        # gives this permutation, and an unstable sort of it is twice as fast as a stable one
+        position = np.empty(n, dtype=np.int64)
+        position[order] = np.arange(n)
+        by_group = np.argsort(group.astype(np.int64) * n + position)
+    else:
+        by_group = order[np.argsort(group[order], kind="stable")]  # by group, then by ``order``
     sorted_group = group[by_group]
     starts = np.flatnonzero(np.concatenate([[True], sorted_group[1:] != sorted_group[:-1]])) if order.size else []
     first = np.zeros(order.size, dtype=np.int64)
@@ -289,10 +298,15 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     contested_gt = np.full((limits.size, contested.size), -1, dtype=np.int64)
     if pd.size == 0:
         return level, simple_gt, contested_pos, contested_gt
-    boxes, local_gt = np.unique(pg, return_inverse=True)  # only the contested boxes can be taken
+    # only the contested boxes can be taken: their sorted rows and each pair's index among them
+    # (np.unique(pg, return_inverse=True), by a table of the boxes instead of a sort)
+    present = np.zeros(n_gt, dtype=bool)
+    present[pg] = True
+    boxes = np.flatnonzero(present)
+    local_gt = (np.cumsum(present) - 1)[pg]
     taken = np.zeros((limits.size, boxes.size), dtype=bool)
     by_rank = np.argsort(rank[pd], kind="stable")
-    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt.reshape(-1)[by_rank]
+    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt[by_rank]
     step_rank = rank[pd]
     bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
     reusable = crowd[pg]
@@ -337,8 +351,10 @@ def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[
     tp = np.zeros(n_det, dtype=bool)
     ranked = order[contender[order]]  # contenders by descending score: the first on each box wins it
     if ranked.size:
-        _, first_of_box = np.unique(best_gt[ranked], return_index=True)
-        tp[ranked[first_of_box]] = True
+        # the first contender of each box: np.unique(..., return_index=True) without its stable sort
+        first_of_box = np.full(len(difficult), ranked.size, dtype=np.int64)
+        np.minimum.at(first_of_box, best_gt[ranked], np.arange(ranked.size))
+        tp[ranked[first_of_box[first_of_box < ranked.size]]] = True
     fp = ~tp & ~on_difficult
     return tp, fp
 
