@@ -460,8 +460,10 @@ STAGES = [  # (module, attribute, label); a missing attribute is skipped (older 
     ("core", "match_pairs", "matching"),
     ("core", "orientation_errors", "orientation"),
     ("core", "summarize", "statistics"),
+    ("cli", "summarize", "statistics"),  # what the command calls now (with the lists' arrays for the JSON)
     ("cli", "metrics_json", "JSON"),
-    ("cli", "metrics_json_bytes", "JSON"),  # what the command calls now (bytes to stdout)
+    ("cli", "metrics_json_bytes", "JSON"),  # older cores: bytes to stdout
+    ("cli", "metrics_json_pieces", "JSON"),  # what the command calls now (pieces to stdout, not joined)
 ]
 
 

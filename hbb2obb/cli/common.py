@@ -166,20 +166,22 @@ def without_teardown(command: click.Command) -> Callable[[], None]:
     return run
 
 
-def echo_ascii(data: bytes) -> None:
-    """Print ASCII ``data`` and a newline on stdout, as ``click.echo(data.decode())`` prints it.
+def echo_ascii(data) -> None:
+    """Print ASCII ``data`` (bytes, or a list of bytes written one after the other) and a newline
+    on stdout, as ``click.echo(data.decode())`` prints it.
 
     Written to stdout's byte stream when it has one: ``click.echo`` scans a ``str`` for colour
     codes and encodes it, which costs ten times more than the writing for a 20 MB metric dict.
     A stdout without a byte stream (a ``StringIO`` of a caller) gets the text.
     """
+    pieces = [data] if isinstance(data, bytes) else data
     stream = sys.stdout
     binary = getattr(stream, "buffer", None)
     if binary is None:
-        click.echo(data.decode("ascii"))
+        click.echo(b"".join(pieces).decode("ascii"))
         return
     stream.flush()
-    binary.write(data)
+    binary.writelines(pieces)
     binary.write(b"\n")
     binary.flush()
 

@@ -11,11 +11,12 @@ from hbb2obb.cli.common import (echo_ascii, handles_errors, multi_value_command,
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS, DetectionParams
 from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES, plan_any
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.io.format_names import ALL_FORMATS as FORMATS  # not label_sets: a plain run reads none of its formats
-from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
+from hbb2obb.report.serialize import metrics_json_pieces, write_metrics
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
 # they are used: a plain `--json` run needs none of them, and every module costs start-up.
@@ -192,7 +193,8 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
     warn(PROGRAM, warnings)
-    metrics = result.metrics
+    list_values: dict = {}  # the per-pair lists' arrays, for the JSON writer (the lists are not changed below)
+    metrics = summarize(result, list_values)
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
     outcomes = []
@@ -203,7 +205,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
-        echo_ascii(metrics_json_bytes(metrics))
+        echo_ascii(metrics_json_pieces(metrics, list_values))
     else:
         from hbb2obb.report.detection_report import render_detection
         from hbb2obb.report.eval_report import render_report, render_unmatched

@@ -6,6 +6,7 @@ import json
 import operator
 import re
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import orjson
@@ -30,10 +31,24 @@ def metrics_json(metrics: dict) -> str:
     return metrics_json_bytes(metrics).decode("ascii")
 
 
-def metrics_json_bytes(metrics: dict) -> bytes:
+def metrics_json_bytes(metrics: dict, list_values: Optional[dict] = None) -> bytes:
     """``json.dumps(metrics, indent=2)`` encoded as ASCII, made fast for long lists of numbers.
 
-    With an indent, :mod:`json` encodes in pure Python, one call per list item; the metric dict
+    The pieces of :func:`metrics_json_pieces`, joined.
+
+    Examples
+    --------
+    >>> metrics_json_bytes({"v": [0.5] * 70}) == json.dumps({"v": [0.5] * 70}, indent=2).encode()
+    True
+    """
+    return b"".join(metrics_json_pieces(metrics, list_values))
+
+
+def metrics_json_pieces(metrics: dict, list_values: Optional[dict] = None) -> list:
+    """``json.dumps(metrics, indent=2)`` encoded as ASCII, as a list of bytes to write one after the other.
+
+    A writer that takes the pieces as they are skips joining them: at Songdo scale a 21 MB
+    copy, most of its cost the fresh pages. With an indent, :mod:`json` encodes in pure Python, one call per list item; the metric dict
     of a large dataset holds hundreds of thousands of IoUs and angle errors. Long lists of
     finite floats and ints are set aside, the rest is encoded by :mod:`json`, and each list is
     written by :func:`_number_bytes` and joined back in at its place with the same layout. A
@@ -41,20 +56,37 @@ def metrics_json_bytes(metrics: dict) -> bytes:
     ``iou_values`` copies ``ious``) is written once. Bytes, because the command writes them to
     stdout as they are: a 20 MB ``str`` through ``click.echo`` costs ten times more.
 
+    ``list_values``: ``{id(list): (list, float64 array)}`` for lists made by ``array.tolist()``
+    and not changed since (:func:`~hbb2obb.scoring.metric_dict.summarize` fills it): such a list
+    is written from its array without reading its items back, and lists of one array once.
+
     Examples
     --------
-    >>> metrics_json_bytes({"v": [0.5] * 70}) == json.dumps({"v": [0.5] * 70}, indent=2).encode()
+    >>> b"".join(metrics_json_pieces({"v": [0.5] * 70})) == json.dumps({"v": [0.5] * 70}, indent=2).encode()
     True
     """
     lists: list = []  # (items, their float values or None for ints only, whether all are floats)
     same_as: dict = {}  # index of a list set aside -> index of an earlier list with the same items
     by_start: dict = {}  # (length, id of the first item) -> indices of the lists set aside with them
+    by_array: dict = {}  # id of a list_values array -> index of the list set aside with it
 
     def set_aside(value):
         if isinstance(value, dict):
             return {key: set_aside(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
             if len(value) >= _LONG_LIST:
+                known = list_values.get(id(value)) if list_values else None
+                if known is not None and known[0] is value and len(known[1]) == len(value):
+                    array = known[1]
+                    if id(array) in by_array:  # another list of the same array (iou_values of ious)
+                        same_as[len(lists)] = by_array[id(array)]
+                        lists.append(lists[by_array[id(array)]])
+                        return f"\x00list {len(lists) - 1}\x00"
+                    if array.dtype == np.float64 and np.isfinite(array).all():
+                        by_array[id(array)] = len(lists)
+                        by_start.setdefault((len(value), id(value[0])), []).append(len(lists))
+                        lists.append((value, array, True))
+                        return f"\x00list {len(lists) - 1}\x00"
                 earlier = _copy_of(value, lists, by_start.setdefault((len(value), id(value[0])), []))
                 if earlier is not None:
                     same_as[len(lists)] = earlier
@@ -70,26 +102,27 @@ def metrics_json_bytes(metrics: dict) -> bytes:
 
     text = json.dumps(set_aside(metrics), indent=2)
     if not lists:
-        return text.encode("ascii")
+        return [text.encode("ascii")]
     found = list(_PLACEHOLDER.finditer(text))
     if len(found) != len(lists):  # a string of the dict looks like one
-        return json.dumps(metrics, indent=2).encode("ascii")
+        return [json.dumps(metrics, indent=2).encode("ascii")]
     pieces, position, written = [], 0, {}
     for match in found:
         line_start = text.rfind("\n", 0, match.start()) + 1
         indent = " " * (len(text[line_start:match.start()]) - len(text[line_start:match.start()].lstrip(" ")))
         index = int(match.group(1))
         key = (same_as.get(index, index), indent)  # the same items at the same indent: the same text
-        if key not in written:
+        if key not in written:  # the list's opening, its items and its closing: joined once, below
             items, floats, floats_only = lists[index]
             separator = (",\n" + indent + "  ").encode("ascii")
-            written[key] = b"".join((b"[\n", indent.encode("ascii"), b"  ",
-                                     _number_bytes(items, floats, separator, floats_only=floats_only),
-                                     b"\n", indent.encode("ascii"), b"]"))
-        pieces += [text[position:match.start()].encode("ascii"), written[key]]
+            written[key] = (b"[\n" + indent.encode("ascii") + b"  ",
+                            _number_bytes(items, floats, separator, floats_only=floats_only),
+                            b"\n" + indent.encode("ascii") + b"]")
+        pieces.append(text[position:match.start()].encode("ascii"))
+        pieces += written[key]
         position = match.end()
     pieces.append(text[position:].encode("ascii"))
-    return b"".join(pieces)
+    return pieces
 
 
 def _copy_of(value, lists: list, candidates: list):

@@ -61,7 +61,7 @@ def operating_point(ev: DetectionEval, conf: Optional[float] = None) -> Operatin
     conf : float, optional
         ``None``: the score at which F1 is highest (the highest such score on a tie).
     """
-    matched, scored = ev.flags(0, ev.order)  # area "all"; row 0: threshold 0.5
+    matched, scored = ev.flags(0, ev.order, n_thresholds=1)  # area "all"; row 0: threshold 0.5
     positives = int(np.count_nonzero(~ev.gt_difficult))
     score = ev.det_score[ev.order]
     tp, fp = np.cumsum(matched[0] & scored[0]), np.cumsum(~matched[0] & scored[0])
@@ -110,7 +110,8 @@ def unscored_counts_and_matches(gt: Boxes, pred: Boxes, pairs) -> tuple:
     every = bool(same.all())
     if not every:
         pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
-    matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), _AT_LEAST_HALF, one_to_one=True)
+    matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), _AT_LEAST_HALF, one_to_one=True,
+                          with_best=False)  # only the matches are read
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True
@@ -142,7 +143,7 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     if matches is None or conf is not None:
         keep = counted[pair_pred]
         matches = match_pairs(pair_gt[keep], pair_pred[keep], pair_iou[keep], len(gt), len(pred), _AT_LEAST_HALF,
-                              one_to_one=True)
+                              one_to_one=True, with_best=False)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     n = len(classes)
     gt_class = np.searchsorted(classes, gt.class_id)

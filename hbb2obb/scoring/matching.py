@@ -22,8 +22,9 @@ class Matches:
         Whether each ground-truth box has a match.
     pred_index : (n_gt,) int64
         Index of the matched prediction; meaningful only where ``matched``.
-    best_iou : (n_gt,) float64
-        IoU with the best eligible prediction (0 where there is none), matched or not.
+    best_iou : (n_gt,) float64 or None
+        IoU with the best eligible prediction (0 where there is none), matched or not; ``None``
+        when the caller asked for none (``match_pairs(..., with_best=False)``).
     iou : (n_gt,) float64
         IoU of the match; NaN where unmatched.
     pred_matched : (n_pred,) bool
@@ -45,6 +46,7 @@ def match_pairs(
     n_pred: int,
     iou_threshold: float,
     one_to_one: bool = False,
+    with_best: bool = True,
 ) -> Matches:
     """Match ground-truth boxes to predictions given the IoU of each eligible pair.
 
@@ -63,6 +65,10 @@ def match_pairs(
         ``False`` (the default, reference behaviour): every ground-truth box independently takes
         its highest-IoU prediction, the lowest prediction index winning a tie. ``True``: greedy
         exclusive assignment, highest IoU first (ties by ground-truth then prediction index).
+    with_best : bool
+        ``False``: leave ``best_iou`` out (``None``), for callers of a one-to-one matching that
+        read only the matches; its search for each box's best pair is then skipped. Without
+        ``one_to_one`` the best pairs are the matches and are always found.
 
     Examples
     --------
@@ -80,9 +86,10 @@ def match_pairs(
     matched = np.zeros(n_gt, dtype=bool)
     match_iou = np.full(n_gt, np.nan)
     if iou.size:
-        best = _best_pair_rows(gt_index, pred_index, iou, n_gt)
-        best_iou[gt_index[best]] = iou[best]
-        chosen_pred[gt_index[best]] = pred_index[best]
+        if with_best or not one_to_one:
+            best = _best_pair_rows(gt_index, pred_index, iou, n_gt)
+            best_iou[gt_index[best]] = iou[best]
+            chosen_pred[gt_index[best]] = pred_index[best]
         if one_to_one:
             # The exclusive match may be a ground-truth box's second choice: it brings its own IoU.
             matched, chosen_pred, match_iou = _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold)
@@ -91,7 +98,7 @@ def match_pairs(
             match_iou[matched] = best_iou[matched]
     pred_matched = np.zeros(n_pred, dtype=bool)
     pred_matched[chosen_pred[matched]] = True
-    return Matches(matched, chosen_pred, best_iou, match_iou, pred_matched)
+    return Matches(matched, chosen_pred, best_iou if with_best or not one_to_one else None, match_iou, pred_matched)
 
 
 def _best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def pair_statistics(ious, angle_errors) -> dict:
     }
 
 
-def class_statistics(table, overlap) -> dict:
+def class_statistics(table, overlap, list_values: Optional[dict] = None) -> dict:
     """``class_stats`` of the metric dict: one entry per class seen on either side, by class id.
 
     Each entry holds ``gt_total, pred_total, matches``, the :func:`pair_statistics` and the
@@ -78,6 +79,10 @@ def class_statistics(table, overlap) -> dict:
         An accumulated run (:attr:`EvaluationResult.table`).
     overlap : RowOverlap
         :func:`~hbb2obb.scoring.overlap_metrics.row_overlap` of the same table.
+    list_values : dict, optional
+        Filled with ``{id(list): (list, float64 array)}`` for every per-pair list made here (the
+        array the list was made from), so :func:`~hbb2obb.report.serialize.metrics_json_bytes`
+        can write the lists from their arrays without reading them back item by item.
 
     Returns
     -------
@@ -128,6 +133,9 @@ def class_statistics(table, overlap) -> dict:
         # added up one pair after the other as it does (cumsum: no pairwise or compensated sum).
         stats["iou_sum"] = float(np.cumsum(iou)[-1]) if len(iou) else 0.0
         stats["iou_values"] = list(stats["ious"])  # a copy: a shared list would be a YAML alias
+        if list_values is not None:
+            for key, values in (("ious", iou), ("angle_errors", angle), ("iou_values", iou)):
+                list_values[id(stats[key])] = (stats[key], values)
         class_stats[int(class_id)] = stats
     return class_stats
 

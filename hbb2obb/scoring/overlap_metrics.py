@@ -14,11 +14,12 @@ for ``class_stats``, one group for the analysis cuts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
-from hbb2obb.geometry.distance import indexed_distance_ious
+from hbb2obb.geometry.distance import DistanceIoU, indexed_distance_ious
 from hbb2obb.scoring.order_stats import median
 
 DEFAULT_SPATIAL_THRESHOLD = 0.5
@@ -40,6 +41,9 @@ class RowOverlap:
         Distance between the centres of the matched pair, in pixels.
     spatial_pass : (n_gt,) bool
         Best IoU against the eligible predictions at or above the spatial threshold.
+    paired : DistanceIoU, optional
+        The terms of the matched rows alone, in row order, as :func:`row_overlap` computed them
+        before spreading them over the table: the statistics of all rows read them as they are.
     """
 
     giou: np.ndarray
@@ -47,6 +51,7 @@ class RowOverlap:
     ciou: np.ndarray
     center_offset: np.ndarray
     spatial_pass: np.ndarray
+    paired: Optional[DistanceIoU] = field(default=None, repr=False, compare=False)
 
 
 def row_overlap(table, spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD) -> RowOverlap:
@@ -90,7 +95,7 @@ def row_overlap(table, spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD) -> 
         column[rows] = values
         columns.append(column)
     spatial_pass = np.asarray(table.best_iou, dtype=np.float64) >= spatial_threshold
-    return RowOverlap(*columns, spatial_pass=spatial_pass)
+    return RowOverlap(*columns, spatial_pass=spatial_pass, paired=terms)
 
 
 def overlap_statistics(overlap: RowOverlap, mask=None) -> dict:
@@ -119,6 +124,12 @@ def overlap_statistics(overlap: RowOverlap, mask=None) -> dict:
     (0.5, 2.0, 0.5)
     """
     n_rows = overlap.spatial_pass.shape[0]
+    if mask is None and overlap.paired is not None:  # every row: the matched rows' terms as computed
+        terms = (overlap.paired.giou, overlap.paired.diou, overlap.paired.ciou, overlap.paired.center_offset)
+        defined = ~np.isnan(terms[0])
+        stats = paired_statistics(*(terms if defined.all() else (values[defined] for values in terms)))
+        stats["spatial_match"] = float(np.count_nonzero(overlap.spatial_pass) / n_rows) if n_rows else 0.0
+        return stats
     mask = np.ones(n_rows, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     paired = mask & ~np.isnan(overlap.giou)
     stats = paired_statistics(overlap.giou[paired], overlap.diou[paired], overlap.ciou[paired],

@@ -370,3 +370,23 @@ def test_gates_accept_the_new_keys(issue_example, gate, code, value):
     exit_code, out, err = eval_cli(*issue_example, "--require", gate, "-nb")
     assert exit_code == code, err
     assert f"{'pass' if code == 0 else 'FAIL'}  {gate}  (value {value})" in out
+
+
+@pytest.mark.parametrize("with_iou", [False, True])
+def test_blocks_give_the_values_of_one_pass(monkeypatch, with_iou):
+    """Pairs scored block by block, written into their place, are the bits of one block of all pairs."""
+    from hbb2obb.geometry import distance
+    from hbb2obb.geometry.distance import indexed_distance_ious
+
+    rng = np.random.default_rng(4)
+    boxes = np.array([rotated_rect(*rng.uniform(0, 200, 2), *rng.uniform(2, 40, 2), rng.uniform(0, 180))
+                      for _ in range(60)])
+    gt_rows, pred_rows = rng.integers(0, 60, 45), rng.integers(0, 60, 45)
+    iou = iou_pairs(boxes[gt_rows], boxes[pred_rows]) if with_iou else None
+    whole = indexed_distance_ious(boxes, gt_rows, boxes, pred_rows, iou=iou)
+    monkeypatch.setattr(distance, "_BLOCK", 8)  # 6 blocks, the last one short
+    blocked = indexed_distance_ious(boxes, gt_rows, boxes, pred_rows, iou=iou)
+    aligned = distance_ious(boxes[gt_rows], boxes[pred_rows], iou=iou)
+    for name in whole._fields:
+        np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name))
+        np.testing.assert_array_equal(getattr(aligned, name), getattr(whole, name))

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hbb2obb.report.serialize import (metrics_json, metrics_json_bytes, metrics_yaml, read_metrics_yaml,
+from hbb2obb.report.serialize import (metrics_json, metrics_json_bytes, metrics_json_pieces, metrics_yaml, read_metrics_yaml,
                                       write_metrics)
 
 rng = np.random.default_rng(0)
@@ -109,3 +109,23 @@ def test_write_metrics_round_trips(tmp_path, suffix):
         assert json.loads(text)["class_stats"]["0"]["ious"] == [0.25] * 80
     else:
         assert yaml.safe_load(text) == metrics
+
+
+def test_metrics_json_from_the_lists_arrays():
+    """Lists handed over with their arrays (as summarize hands them to the command) give json.dumps's text."""
+    ious, angles = rng.random(300), np.concatenate([[0.0, -0.0, 1e-7, 3e17], rng.random(96) * 1e-3])
+    with_nan = np.array([0.5] * 70 + [np.nan])
+    metrics = {"class_stats": {"0": {"ious": ious.tolist(), "angle_errors": angles.tolist()}},
+               "n": with_nan.tolist(), "stale": ious.tolist(), "short": ious[:70].tolist()}
+    metrics["class_stats"]["0"]["iou_values"] = list(metrics["class_stats"]["0"]["ious"])
+    stats = metrics["class_stats"]["0"]
+    list_values = {id(stats[key]): (stats[key], array) for key, array in
+                   (("ious", ious), ("angle_errors", angles), ("iou_values", ious))}
+    list_values[id(metrics["n"])] = (metrics["n"], with_nan)  # not finite: written from its items
+    # an entry whose list is another object, or whose array is another length, is not used
+    list_values[id(metrics["stale"])] = (list(metrics["stale"]), ious[::-1])
+    list_values[id(metrics["short"])] = (metrics["short"], ious)
+    expected = json.dumps(metrics, indent=2).encode("ascii")
+    assert metrics_json_bytes(metrics, list_values) == expected
+    assert b"".join(metrics_json_pieces(metrics, list_values)) == expected
+    assert metrics_json_bytes(metrics) == expected

@@ -283,3 +283,29 @@ def test_detection_keys_can_be_gated():
     assert not passed and np.isnan(value)  # a gate never passes on nothing
     with pytest.raises(UsageError, match="unknown metric 'map42'"):  # checked against the run's own dict
         parse_gate("map42>=0.1").check({"map50": 0.5})
+
+
+def test_areas_by_blocks_are_polygon_areas():
+    from hbb2obb.geometry import polygon_area
+    from hbb2obb.scoring import detection
+
+    rng = np.random.default_rng(5)
+    corners = rng.uniform(0, 4000, (detection._AREA_BLOCK * 2 + 17, 4, 2))
+    np.testing.assert_array_equal(detection._block_areas(corners), polygon_area(corners))
+    assert detection._block_areas(np.zeros((0, 4, 2))).shape == (0,)
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_ranks_are_positions_within_groups_in_score_order(huge):
+    from hbb2obb.scoring.detection import _ranks
+
+    rng = np.random.default_rng(8)
+    group = rng.integers(0, 9, 300) + (2**61 if huge else 0)  # huge ids: the key would overflow, the stable sort ranks
+    order = np.argsort(-rng.integers(0, 20, 300), kind="stable")  # scores with ties
+    expected = np.empty(300, dtype=np.int64)
+    seen: dict = {}
+    for row in order.tolist():
+        expected[row] = seen.get(group[row], 0)
+        seen[group[row]] = expected[row] + 1
+    np.testing.assert_array_equal(_ranks(order, group), expected)
+    assert _ranks(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).shape == (0,)

@@ -125,3 +125,17 @@ def test_one_to_one_on_a_long_chain_of_conflicts_equals_brute_force():
     expected, _ = brute_force(g, p, v, n, 0.2, True)
     assert [(int(m.pred_index[i]), float(m.iou[i])) for i in range(n) if m.matched[i]] == [e for e in expected if e]
     assert m.matched.tolist() == [e is not None for e in expected]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_to_one_without_the_best_pairs_makes_the_same_matches(seed):
+    rng = np.random.default_rng(seed)
+    gt, pred = rng.integers(0, 40, 300), rng.integers(0, 50, 300)
+    iou = rng.choice([0.3, 0.5, 0.7, 0.9], 300)  # ties, so the order rules matter
+    full = match_pairs(gt, pred, iou, 40, 50, 0.4, one_to_one=True)
+    lean = match_pairs(gt, pred, iou, 40, 50, 0.4, one_to_one=True, with_best=False)
+    assert lean.best_iou is None and full.best_iou is not None
+    for name in ("matched", "iou", "pred_matched"):
+        np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
+    np.testing.assert_array_equal(lean.pred_index[lean.matched], full.pred_index[full.matched])
+    assert match_pairs(gt, pred, iou, 40, 50, 0.4, with_best=False).best_iou is not None  # not one-to-one: kept

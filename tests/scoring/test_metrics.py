@@ -104,3 +104,39 @@ def test_class_statistics_equal_a_mask_per_class(n_gt, n_pred, class_ids, nan_te
     if n_gt > 100:
         assert sum(s["matches"] for s in got.values()) == table.n_matches
         assert any(0 < s["spatial_match"] < 1 for s in got.values())
+
+
+@pytest.mark.parametrize("nan_terms", [False, True])
+def test_overlap_statistics_of_every_row_from_the_paired_terms(nan_terms):
+    """The matched rows' own terms (as row_overlap keeps them) give the statistics of the whole-table mask."""
+    from dataclasses import replace
+
+    from hbb2obb.geometry.distance import DistanceIoU
+
+    table, overlap = random_table(7, 400, 300, [0, 1, 2], nan_terms=nan_terms)
+    rows = np.flatnonzero(table.matched)
+    paired = DistanceIoU(table.iou[rows], *(np.take(column, rows) for column in
+                                            (overlap.giou, overlap.diou, overlap.ciou, overlap.center_offset)))
+    with_paired = replace(overlap, paired=paired)
+    assert overlap_statistics(with_paired) == overlap_statistics(overlap)
+    assert overlap_statistics(with_paired) == overlap_statistics(overlap, np.ones(400, bool))
+    mask = table.gt.class_id == 1  # a group mask still reads the columns
+    assert overlap_statistics(with_paired, mask) == overlap_statistics(overlap, mask)
+
+
+def test_row_overlap_keeps_the_paired_terms_of_its_columns():
+    from hbb2obb.scoring.overlap_metrics import row_overlap
+
+    rng = np.random.default_rng(3)
+    n = 50
+    base = rng.uniform(0, 100, (n, 1, 2)) + np.array([[0, 0], [8, 0], [8, 4], [0, 4]], dtype=float)
+    gt, pred = Boxes(base, np.zeros(n, int)), Boxes(base + rng.uniform(-1, 1, (n, 1, 2)), np.zeros(n, int))
+    matched = rng.random(n) < 0.6
+    iou = np.where(matched, 0.7, np.nan)
+    table = MatchTable((), np.zeros((0, 2)), gt, np.zeros(n, int), pred, np.zeros(n, int), matched,
+                       np.arange(n), np.where(matched, 0.7, 0.0), iou, np.where(matched, 1.0, np.nan), matched.copy())
+    overlap = row_overlap(table)
+    rows = np.flatnonzero(matched)
+    for name in ("giou", "diou", "ciou", "center_offset"):
+        np.testing.assert_array_equal(getattr(overlap.paired, name), getattr(overlap, name)[rows])
+        assert np.isnan(getattr(overlap, name)[~matched]).all()
