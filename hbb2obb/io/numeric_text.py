@@ -119,9 +119,8 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
     mask = np.empty(raw.size, dtype=bool)
     breaks = np.flatnonzero(np.equal(raw, ord("\n"), out=mask))
     spaces = np.count_nonzero(np.equal(raw, ord(" "), out=mask))
-    if data.find(b"-", 0, raw.size) < 0:  # no negative number (usual in pixel labels): no pass over the bytes for it
-        minus_at = np.zeros(0, dtype=np.intp)
-    else:
+    minus_at = _rare_byte_positions(data, b"-", raw.size)
+    if minus_at is None:  # many negative numbers: one pass over the bytes finds them
         minus_at = np.flatnonzero(np.equal(raw, ord("-"), out=mask))
     high = np.count_nonzero(np.greater_equal(raw, ord("0"), out=mask))
     if breaks.size + spaces + minus_at.size + high != raw.size or (raw.size and raw.max() > ord("9")):
@@ -142,6 +141,26 @@ def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:
     row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start)
     return NumericRows(values, row_start, row_fields, kept[row_file], row_line, np.ones(row_start.size, dtype=bool),
                        clean.copy(), plain=True)
+
+
+_RARE_LIMIT = 64  # positions of a byte found one by one, up to this many (then a numpy pass over all bytes)
+
+
+def _rare_byte_positions(data: bytes, byte: bytes, end: int) -> Optional[np.ndarray]:
+    """Offsets of ``byte`` in ``data[:end]``, or ``None`` when there are more than :data:`_RARE_LIMIT`.
+
+    Each ``find`` skips to the next occurrence at memory speed, so a byte that is rare (the
+    ``-`` of the few negative coordinates in pixel labels) costs next to nothing, where a
+    comparison of every byte and the search of its mask cost about a tenth of the whole pass.
+    """
+    found = []
+    at = data.find(byte, 0, end)
+    while at >= 0:
+        if len(found) == _RARE_LIMIT:
+            return None
+        found.append(at)
+        at = data.find(byte, at + 1, end)
+    return np.array(found, dtype=np.intp)
 
 
 # Multiply-shift steps that combine the digit bytes of a word: pairs, then fours (then eights).

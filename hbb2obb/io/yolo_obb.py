@@ -373,7 +373,10 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     if not set(map(type, paths)) <= {str, type(None)}:  # path strings (the planner's) need no conversion
         paths = tuple(None if p is None else os.fspath(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
-    if ".dota\0" in "\0".join([*filter(None, paths), ""]).lower():  # a look at each path only when one is
+    named = [*filter(None, paths)]
+    joined = "\0".join([*named, ""])
+    # every path a .txt (the planner's): no .dota among them, found by one count instead of lower() of them all
+    if joined.count(".txt\0") < len(named) and ".dota\0" in joined.lower():  # a look at each path only when one is
         dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
     else:
         dota = [False] * len(paths)

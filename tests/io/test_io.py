@@ -410,6 +410,26 @@ def test_row_layout_names_each_row_file_line_and_fields(seed):
         assert rows.values[rows.row_start].tolist() == firsts
 
 
+@pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 500])
+def test_rare_byte_positions_are_those_of_every_byte(count):
+    from hbb2obb.io import numeric_text
+
+    rng = np.random.default_rng(count)
+    data = rng.choice(np.frombuffer(b"0123456789 \n", dtype=np.uint8), 5000)
+    data[rng.choice(4990, count, replace=False)] = ord("-")
+    data = data.tobytes() + b"-" * 3  # past the end given: not counted
+    found = numeric_text._rare_byte_positions(data, b"-", 4990)
+    expected = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[:4990] == ord("-"))
+    if count > numeric_text._RARE_LIMIT:
+        assert found is None
+    else:
+        assert found.dtype == np.intp and found.tolist() == expected.tolist()
+    rows = [" ".join(f"-{i}" if i < count else str(i) for i in range(j, j + 9)) for j in range(0, 700, 9)]
+    blobs = [("\n".join(rows) + "\n").encode()]  # count negative numbers: found one by one, or by the pass
+    plain = numeric_text.numeric_rows(blobs)
+    assert plain.plain and plain.values.tolist() == [float(t) for r in rows for t in r.split()]
+
+
 def test_plain_integers_convert_every_short_integer_exactly():
     from hbb2obb.io.numeric_text import numeric_rows
 
