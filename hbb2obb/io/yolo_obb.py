@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.io.numeric_text import numeric_rows
 from hbb2obb.io.text import (
     MAX_COORDINATE,
     NORMALIZED_LIMIT,
@@ -21,7 +22,6 @@ from hbb2obb.io.text import (
     describe_bad_class_id,
     describe_bad_number,
     looks_normalized,
-    numeric_rows,
     parse_class_id,
     parse_number,
     read_blobs,
@@ -193,6 +193,55 @@ class _FastRows:
         n_files, fields = rows.clean.size, rows.row_fields
         # Usually every row has the same field count: the values are then the table itself.
         width = int(fields[0]) if fields.size and fields.min() == fields.max() and fields[0] in OBB_FIELDS else 0
+        if width and rows.plain:
+            # Short integers in rows of one valid width (pixel labels): finite, exact and in range,
+            # with integer class ids, so every row is good and there is nothing to test.
+            values = rows.values.reshape(-1, width)
+            file, line, clean = rows.row_file, rows.row_line, rows.clean
+            with_confidence = None  # every row alike: with one when width is 10
+        else:
+            values, with_confidence, file, line, clean = cls._checked(rows, width)
+        corners = np.ascontiguousarray(values[:, 1:9])
+        normalized = np.full(n_files, -1, dtype=np.int8)
+        has_score = np.zeros(n_files, dtype=bool)
+        if file.size:
+            first = np.empty(file.size, dtype=bool)  # the first row of each file
+            first[0] = True
+            np.not_equal(file[1:], file[:-1], out=first[1:])
+            first = np.flatnonzero(first)
+            flat = corners.reshape(-1)  # per file over all its coordinates
+            # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
+            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & \
+                (np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)
+            normalized[file[first]] = inside
+            if with_confidence is None:
+                has_score[file[first]] = width == 10
+            else:
+                has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
+        if width == 9:
+            score = np.full(len(file), np.nan)
+        elif with_confidence is None:
+            score = values[:, 9].copy()
+        else:
+            score = np.where(with_confidence, values[:, 9], np.nan) if len(file) else np.zeros(0)
+        return cls(
+            corners=corners.reshape(-1, 4, 2),
+            class_id=values[:, 0].astype(np.int64),
+            score=score,
+            line=line,
+            file=file + first_file,
+            clean=clean,
+            normalized=normalized,
+            has_score=has_score,
+        )
+
+    @staticmethod
+    def _checked(rows, width: int) -> tuple:
+        """The well-formed rows' values (and theirs alone), confidence mask, files, lines, and the clean files.
+
+        A file with any row that is not a well-formed YOLO-OBB row is left out whole, for the careful reader.
+        """
+        fields = rows.row_fields
         if width:
             values = rows.values.reshape(-1, width)
             if rows.plain:  # short integers: finite, exact and in range, nothing to test
@@ -215,35 +264,8 @@ class _FastRows:
         if not good.all():
             clean[rows.row_file[~good]] = False
             keep = clean[rows.row_file]
-            values, with_confidence = values[keep], with_confidence[keep]
-            file, line = rows.row_file[keep], rows.row_line[keep]
-        else:
-            file, line = rows.row_file, rows.row_line
-        corners = np.ascontiguousarray(values[:, 1:9])
-        normalized = np.full(n_files, -1, dtype=np.int8)
-        has_score = np.zeros(n_files, dtype=bool)
-        if file.size:
-            first = np.flatnonzero(np.concatenate([[True], file[1:] != file[:-1]]))
-            flat = corners.reshape(-1)  # per file over all its coordinates
-            # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
-            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & \
-                (np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)
-            normalized[file[first]] = inside
-            has_score[file[first]] = np.logical_and.reduceat(with_confidence, first)
-        if width == 9:
-            score = np.full(len(file), np.nan)
-        else:
-            score = np.where(with_confidence, values[:, 9], np.nan) if len(file) else np.zeros(0)
-        return cls(
-            corners=corners.reshape(-1, 4, 2),
-            class_id=values[:, 0].astype(np.int64),
-            score=score,
-            line=line,
-            file=file + first_file,
-            clean=clean,
-            normalized=normalized,
-            has_score=has_score,
-        )
+            return values[keep], with_confidence[keep], rows.row_file[keep], rows.row_line[keep], clean
+        return values, with_confidence, rows.row_file, rows.row_line, clean
 
     def rows_of(self, files: Union[np.ndarray, slice]):
         """The rows of the files selected by a boolean mask (a mask) or a slice of files (a slice)."""
@@ -351,7 +373,10 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     if not set(map(type, paths)) <= {str, type(None)}:  # path strings (the planner's) need no conversion
         paths = tuple(None if p is None else os.fspath(p) for p in paths)
     strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(paths),))
-    if ".dota\0" in "\0".join([*filter(None, paths), ""]).lower():  # a look at each path only when one is
+    named = [*filter(None, paths)]
+    joined = "\0".join([*named, ""])
+    # every path a .txt (the planner's): no .dota among them, found by one count instead of lower() of them all
+    if joined.count(".txt\0") < len(named) and ".dota\0" in joined.lower():  # a look at each path only when one is
         dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
     else:
         dota = [False] * len(paths)

@@ -18,9 +18,9 @@ from hbb2obb.scoring.frame_plan import spec_column
 
 def _file_bytes(paths: list) -> list:
     """The bytes of each file; ``b""`` where there is no file (``None``), ``None`` where it cannot be read."""
-    present = [path for path in paths if path is not None]
-    if len(present) == len(paths):
+    if None not in paths:  # the usual case: no step per file here
         return read_blobs(paths)
+    present = [path for path in paths if path is not None]
     found = iter(read_blobs(present))
     return [b"" if path is None else next(found) for path in paths]
 

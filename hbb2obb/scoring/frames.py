@@ -101,7 +101,7 @@ def touches_edge(corners: np.ndarray, width: float, height: float, tolerance: fl
 def _frame_sizes(specs, sizes: ImageSizes, exclude_edge_cases: bool):
     """Each frame's size, and the first frame whose size fails (with its error), if any."""
     if isinstance(sizes, ImageSizes) and not sizes.known:  # no image, no fixed size: only what files record
-        found = [spec.recorded_size for spec in specs]
+        found = spec_column(specs, "recorded_size")
         if not exclude_edge_cases or None not in found:
             return found, None
         found = found[:found.index(None) + 1]  # the loop below names the first frame without a size

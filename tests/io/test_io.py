@@ -321,7 +321,7 @@ def _random_plain_files(rng, count):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_plain_integer_pass_equals_the_general_pass(seed):
-    from hbb2obb.io import text
+    from hbb2obb.io import numeric_text as text
 
     rng = np.random.default_rng(seed)
     blobs = _random_plain_files(rng, 40) + [None, b""]
@@ -343,13 +343,95 @@ def test_plain_integer_pass_equals_the_general_pass(seed):
 @pytest.mark.parametrize("text_", ["0 1.5 2\n", "0 1e3\n", "0 +1\n", "0\t1\n", "0 1\r\n", "0 123456789\n", "x 1\n",
                                    "0 - 1\n", "0 1-\n", "0 -\n"])
 def test_plain_integer_pass_declines_other_text(text_):
-    from hbb2obb.io import text
+    from hbb2obb.io import numeric_text as text
 
     assert text._plain_integer_pass([b"0 1 2\n", text_.encode()], np.ones(2, dtype=bool)) is None
 
 
+def test_byte_order_marks_in_plain_files_are_stripped_and_the_batch_stays_plain():
+    """The plain pass first sees the files as they are (a mark declines it), then without their marks."""
+    from hbb2obb.io import numeric_text as text
+
+    rng = np.random.default_rng(11)
+    blobs = _random_plain_files(rng, 30)
+    marked = [b"\xef\xbb\xbf" + b if i % 4 == 1 else b for i, b in enumerate(blobs)] + [None, b"\xef\xbb\xbf"]
+    unmarked = blobs + [None, b""]
+    assert text._plain_integer_pass(marked, np.array([b is not None for b in marked])) is None  # the mark itself
+    with_marks, without = text.numeric_rows(marked), text.numeric_rows(unmarked)
+    assert with_marks.plain and without.plain
+    for name in text.NumericRows.__dataclass_fields__:
+        mine, theirs = getattr(with_marks, name), getattr(without, name)
+        assert np.array_equal(np.asarray(mine), np.asarray(theirs)), name
+    general = text.numeric_rows(marked + [b"0 1.5 2\n"])  # a decimal: the general pass, marks stripped too
+    assert not general.plain and general.clean.tolist() == [True] * 30 + [False, True, True]
+    assert np.array_equal(general.values[:-3], without.values)
+
+
+@pytest.mark.parametrize("width", [9, 10])
+def test_plain_rows_of_one_width_read_as_the_checked_rows(width):
+    """Plain rows of one valid width skip every test; the checked path gives the same rows, bit for bit."""
+    from hbb2obb.io import numeric_text as text
+    from hbb2obb.io.yolo_obb import _FastRows
+
+    rng = np.random.default_rng(width)
+    blobs = []
+    for index in range(25):
+        rows = rng.integers(-3, 4000, (int(rng.integers(0, 5)), width))
+        if index % 5 == 0:
+            rows[:, 1:9] = rng.integers(-2, 3, (len(rows), 8))  # normalized-looking files too
+        blobs.append("".join(" ".join(map(str, r)) + "\n" for r in rows.tolist()).encode())
+    fast = _FastRows._parse_group(blobs, 3)
+    rows = text.numeric_rows(blobs)
+    assert rows.plain and rows.row_fields.min() == rows.row_fields.max() == width
+    values, with_confidence, file, line, clean = _FastRows._checked(rows, width)
+    assert clean.all() and np.array_equal(fast.file, file + 3) and np.array_equal(fast.line, line)
+    assert np.array_equal(fast.corners.reshape(-1, 8), values[:, 1:9]) and np.array_equal(fast.class_id, values[:, 0])
+    assert np.array_equal(fast.score, values[:, 9] if width == 10 else np.full(len(values), np.nan), equal_nan=True)
+    for index, blob in enumerate(blobs):
+        counted = np.abs(values[file == index, 1:9])
+        assert fast.normalized[index] == (-1 if not blob else int(counted.max() <= 2))
+        assert fast.has_score[index] == (bool(blob) and width == 10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_row_layout_names_each_row_file_line_and_fields(seed):
+    """Rows of many files (empty ones, blank lines, negatives or none) against a line-by-line split in Python."""
+    from hbb2obb.io import numeric_text as text
+
+    rng = np.random.default_rng(seed)
+    blobs = [b"" if i % 7 == 3 else b for i, b in enumerate(_random_plain_files(rng, 60))]
+    if seed == 0:
+        blobs = [b.replace(b"-", b"") for b in blobs]  # no '-' anywhere: the pass that skips looking for signs
+    expected = [(f, number, len(line.split())) for f, b in enumerate(blobs)
+                for number, line in enumerate(b.split(b"\n"), start=1) if line.split()]
+    for rows in (text.numeric_rows(blobs), text._numeric_pass(blobs, np.ones(len(blobs), dtype=bool))):
+        assert list(zip(rows.row_file.tolist(), rows.row_line.tolist(), rows.row_fields.tolist())) == expected
+        firsts = [float(b.split(b"\n")[n - 1].split()[0]) for f, n, _ in expected for b in [blobs[f]]]
+        assert rows.values[rows.row_start].tolist() == firsts
+
+
+@pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 500])
+def test_rare_byte_positions_are_those_of_every_byte(count):
+    from hbb2obb.io import numeric_text
+
+    rng = np.random.default_rng(count)
+    data = rng.choice(np.frombuffer(b"0123456789 \n", dtype=np.uint8), 5000)
+    data[rng.choice(4990, count, replace=False)] = ord("-")
+    data = data.tobytes() + b"-" * 3  # past the end given: not counted
+    found = numeric_text._rare_byte_positions(data, b"-", 4990)
+    expected = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[:4990] == ord("-"))
+    if count > numeric_text._RARE_LIMIT:
+        assert found is None
+    else:
+        assert found.dtype == np.intp and found.tolist() == expected.tolist()
+    rows = [" ".join(f"-{i}" if i < count else str(i) for i in range(j, j + 9)) for j in range(0, 700, 9)]
+    blobs = [("\n".join(rows) + "\n").encode()]  # count negative numbers: found one by one, or by the pass
+    plain = numeric_text.numeric_rows(blobs)
+    assert plain.plain and plain.values.tolist() == [float(t) for r in rows for t in r.split()]
+
+
 def test_plain_integers_convert_every_short_integer_exactly():
-    from hbb2obb.io.text import numeric_rows
+    from hbb2obb.io.numeric_text import numeric_rows
 
     rng = np.random.default_rng(7)
     tokens = [str(i) for i in range(10000)] + [f"{i:08d}" for i in rng.integers(0, 10**8, 5000)]
@@ -385,7 +467,7 @@ def test_batch_given_the_bytes_reads_as_from_disk(tmp_path):
 
 @pytest.mark.parametrize("declined", [False, True], ids=["plain-pass", "a-file-sends-all-to-the-general-pass"])
 def test_batch_of_plain_files_reads_each_file_as_alone(tmp_path, declined):
-    from hbb2obb.io import text
+    from hbb2obb.io import numeric_text as text
     from hbb2obb.io.yolo_obb import read_obb_batch
 
     contents = list(PLAIN_CASES.values())
