@@ -144,11 +144,10 @@ def green_overlap(ax, ay, bx, by, get):
     # Edge i of P and edge j of Q cross where each runs from one side of the other's line to the other.
     crossing = np.not_equal(inside_d[:4], inside_d[1:], out=flags)
     crossing &= np.not_equal(inside_g[:, :4], inside_g[:, 1:], out=get("g_cross_g", 16, bool).reshape(4, 4, k))
-    # Masks as 0.0 / 1.0 by a plain copy: numpy's bool-to-float copy is as fast as a multiply,
+    # The mask as 0.0 / 1.0 by a plain copy: numpy's bool-to-float copy is as fast as a multiply,
     # its casts inside arithmetic and its masked copies several times slower.
     weight = get("g_weight", 16).reshape(4, 4, k)
     np.copyto(weight, crossing)
-    elsewhere = np.subtract(1.0, weight, out=get("g_elsewhere", 16).reshape(4, 4, k))
 
     # Along P's edge i a piece from parameter t0 to t1 adds cross(p_i, p_i+1) * (t1 - t0): t1 is 1
     # if p_i+1 is inside Q, else t where the edge leaves; t0 is t where it enters (0 for an inside
@@ -157,9 +156,9 @@ def green_overlap(ax, ay, bx, by, get):
     # D[i, j] / |D[i, j] - D[i+1, j]| either way (its sign is D's), and likewise for s. So
     #   twice the overlap = sum_i c_p[i] in_q[i+1] + sum_j c_q[j] in_p[j+1]
     #                       + sum over crossings (c_p[i] D / |D - D'| + c_q[j] G / |G - G'|).
-    along_p = _part_of_edge(d[:4], d[1:], weight, elsewhere, work)
+    along_p = _part_of_edge(d[:4], d[1:], weight, work)
     along_p *= c_p[:, None]
-    along_q = _part_of_edge(g[:, :4], g[:, 1:], weight, elsewhere, spare[:, :4])
+    along_q = _part_of_edge(g[:, :4], g[:, 1:], weight, spare[:, :4])
     along_q *= c_q
     along_p += along_q
     total = np.add.reduce(along_p, axis=(0, 1), out=get("g_total", 1)[0])
@@ -179,15 +178,15 @@ def _signs(values, zero_inside, inside, tie):
     return inside
 
 
-def _part_of_edge(here, there, weight, elsewhere, out):
+def _part_of_edge(here, there, weight, out):
     """``here / |here - there|`` where ``weight`` is 1 (the edges cross), 0 where it is 0.
 
-    A crossing has its two values on opposite sides, so the divisor is not 0 there; elsewhere
-    ``elsewhere`` (1.0) is added to it first, so every quotient is finite.
+    The values are exact integers, and at a crossing of opposite signs, so the divisor is at
+    least 1 there; raising it to 1 elsewhere keeps every quotient finite without a mask.
     """
     np.subtract(here, there, out=out)
     np.abs(out, out=out)
-    out += elsewhere
+    np.maximum(out, 1.0, out=out)
     np.divide(here, out, out=out)
     out *= weight
     return out

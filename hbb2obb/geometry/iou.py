@@ -208,7 +208,8 @@ def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
     k = ax.shape[1]
     if scratch.columns != k:
         scratch = scratch.narrowed(k)
-    twice_overlap, twice_a, twice_b, covered = green_overlap(ax, ay, bx, by, scratch.get)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as clipping: pairs it does not cover may hold anything
+        twice_overlap, twice_a, twice_b, covered = green_overlap(ax, ay, bx, by, scratch.get)
     iou = _ratio(0.5 * twice_overlap, 0.5 * twice_a, 0.5 * twice_b, a_bad, b_bad)
     redo = np.flatnonzero(~(covered | a_bad | b_bad))
     if redo.size:
