@@ -12,13 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from hbb2obb.scoring.detection import (
-    DetectionAccumulation,
-    DetectionParams,
-    accumulate,
-    evaluate_detections,
-    summarize_detections,
-)
+from hbb2obb.scoring.detection import DetectionParams, evaluate_detections
+from hbb2obb.scoring.detection_accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.scoring.detection_counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
 from hbb2obb.scoring.order_stats import distinct
 

@@ -15,13 +15,8 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.geometry import iou_pairs, polygon_area
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.gates import parse_gate
-from hbb2obb.scoring.detection import (
-    AREA_RANGES,
-    DetectionParams,
-    accumulate,
-    evaluate_detections,
-    summarize_detections,
-)
+from hbb2obb.scoring.detection import AREA_RANGES, DetectionParams, evaluate_detections
+from hbb2obb.scoring.detection_accumulate import accumulate, summarize_detections
 
 pycocotools = pytest.importorskip("pycocotools")
 from pycocotools.coco import COCO  # noqa: E402
