@@ -407,13 +407,14 @@ def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str,
     out += [("broken link", f"prediction file {p} is a broken symbolic link: read as missing")
             for p in result.plan.broken_pred_links]
     per_file = Counter(problem.path for problem in result.health.problems)
-    seen_files = set()
-    for problem in result.health.problems:
-        if problem.path not in seen_files:  # once per file: the first broken line, and how many
-            seen_files.add(problem.path)
-            count = per_file[problem.path]
-            more = f" ({count} broken lines in this file, all skipped)" if count > 1 else " (line skipped)"
-            out.append(("broken prediction file", f"{problem}{more}"))
+    first_of_file: dict = {}  # once per file, in the order files were met: its first broken line
+    for problem in result.health.problems:  # (lines come in the order their checks found them)
+        if problem.path not in first_of_file or problem.line < first_of_file[problem.path].line:
+            first_of_file[problem.path] = problem
+    for path, problem in first_of_file.items():
+        count = per_file[path]
+        more = f" ({count} broken lines in this file, all skipped)" if count > 1 else " (line skipped)"
+        out.append(("broken prediction file", f"{problem}{more}"))
     sides = result.health.normalized_sides
     if "mixed" in sides:
         out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
