@@ -14,7 +14,6 @@ import functools
 import itertools
 import os
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -34,6 +33,7 @@ from hbb2obb.geometry.exact import settle_ties
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD
+from hbb2obb.scoring.run_warnings import run_warnings
 
 CHUNK_FRAMES = 4096  # at most this many frames are loaded and matched together (one IoU call)
 CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
@@ -363,7 +363,7 @@ def evaluate_frames(
     pairs = _join_pairs(chunks)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
                               label_map=label_map or None)
-    result.warnings.extend(_warnings_of(result, sizes))
+    result.warnings.extend(run_warnings(result, sizes))
     return result
 
 
@@ -393,54 +393,6 @@ def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, l
             if progress:
                 progress(len(item[0]))
     return chunks, health
-
-
-def _warnings_of(result: EvaluationResult, sizes: ImageSizes) -> list[tuple[str, str]]:
-    """``(kind, message)`` pairs, in a fixed order; the kind lets a printer summarize repeats."""
-    policy = "scored with no predictions" if result.settings.missing_pred == "empty" else "skipped"
-    out = [("missing prediction file", f"no prediction file for {p.name}: frame {policy}")
-           for p in result.plan.missing_pred]
-    out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")
-            for p in result.plan.orphan_pred]
-    out += [("orphan prediction file", f"{result.plan.pred_source}: detections of image {name} have no "
-             "ground-truth file: not scored") for name in result.plan.orphan_images]
-    out += [("broken link", f"prediction file {p} is a broken symbolic link: read as missing")
-            for p in result.plan.broken_pred_links]
-    per_file = Counter(problem.path for problem in result.health.problems)
-    first_of_file: dict = {}  # once per file, in the order files were met: its first broken line
-    for problem in result.health.problems:  # (lines come in the order their checks found them)
-        if problem.path not in first_of_file or problem.line < first_of_file[problem.path].line:
-            first_of_file[problem.path] = problem
-    for path, problem in first_of_file.items():
-        count = per_file[path]
-        more = f" ({count} broken lines in this file, all skipped)" if count > 1 else " (line skipped)"
-        out.append(("broken prediction file", f"{problem}{more}"))
-    sides = result.health.normalized_sides
-    if "mixed" in sides:
-        out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
-                    "pixels: give --img_source or --img_width/--img_height to scale them, or the scores mean nothing"))
-    elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in result.plan.frames):
-        out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
-                    "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
-    health = result.health
-    if result.detection is not None and health.scored_pred_files and health.unscored_pred_files:
-        out.append(("confidence", f"{result.health.unscored_pred_files} prediction file(s) have boxes without a "
-                    f"confidence and {result.health.scored_pred_files} have one on every box: AP needs a score "
-                    "on every prediction, so it is not computed"))
-    for side, (normalized, pixels) in sorted(result.health.mixed_files.items()):
-        scaled = "normalized files are scaled to pixels" if sizes.known else \
-            "give --img_source or --img_width/--img_height to scale the normalized ones"
-        out.append(("coordinates", f"the {side} mix normalized and pixel files (normalized: {Path(normalized).name}, "
-                    f"pixels: {Path(pixels).name}): {scaled}; check the data set"))
-    if result.health.reordered_boxes:
-        out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
-                    "(bow-tie): reordered"))
-    if result.health.degenerate_boxes:
-        out.append(("geometry", f"{result.health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
-    if result.health.concave_boxes:
-        out.append(("geometry", f"{result.health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
-                    "as the polygons they are"))
-    return out
 
 
 def evaluate_obb(

@@ -158,22 +158,6 @@ def test_broken_prediction_lines_are_counted(write_labels):
     assert metrics["total_matches"] == 1
 
 
-@pytest.mark.parametrize("lines, first", [
-    # a value that is out of range or not finite is found by a later check than a short line:
-    # the warning still names the file's first broken line
-    (["0 1e300 0 1 0 1 1 0 1", "0 1 2", "RECT"], 1),
-    (["RECT", "0 nan 0 1 0 1 1 0 1", "0 1 2", "0 1 2 3"], 2),
-    (["RECT", "0 1 2", "0 inf 0 1 0 1 1 0 1"], 2),
-])
-def test_the_warning_names_the_first_broken_line_of_a_file(write_labels, lines, first):
-    text = "\n".join(rect(0, 0, 10, 10) if line == "RECT" else line for line in lines) + "\n"
-    root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\n", "pred/a.txt": text})
-    broken = sum(line != "RECT" for line in lines)
-    with pytest.warns(Hbb2ObbWarning, match=rf"a.txt:{first}: .*\({broken} broken lines in this file"):
-        metrics = evaluate_obb(root / "gt", root / "pred")
-    assert metrics["skipped_pred_lines"] == broken
-
-
 def test_broken_ground_truth_stops_with_file_and_line(write_labels):
     root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\ncar 1 2 3 4 5 6 7 8\n", "pred/a.txt": ""})
     with pytest.raises(LabelFormatError, match=r"a.txt:2: class id is not an integer"):
