@@ -72,7 +72,9 @@ def green_overlap(ax, ay, bx, by, get):
     Returns
     -------
     twice_overlap, twice_area_a, twice_area_b : ndarray, shape (k,)
-        Valid where ``covered``; views of work arrays (copy before the next call).
+        Valid where ``covered``; views of work arrays (copy before the next call). When no pair
+        has integer corners (float labels), the function returns as soon as it has found that,
+        with these three left undefined: such a chunk costs the test, not the sum.
     covered : ndarray of bool, shape (k,)
         The pairs this formula decides exactly (integer corners, well conditioned).
 
@@ -101,6 +103,8 @@ def green_overlap(ax, ay, bx, by, get):
     np.logical_and.reduce(np.equal(np.rint(corners, out=work), corners, out=flags), axis=(0, 1), out=covered)
     extent = np.max(np.abs(corners, out=work), axis=(0, 1), out=get("g_extent", 1)[0])
     covered &= extent <= EXACT_COORDINATE
+    if not covered.any():
+        return work[0, 0], work[0, 1], work[0, 2], covered
 
     # edges[c, i]: fx, fy (P), ex, ey (Q); twice_areas[0, i] = cross(p_i, p_i+1), [1, j] for Q
     edges = get("g_edges", 16).reshape(4, 4, k)

@@ -210,6 +210,8 @@ def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
         scratch = scratch.narrowed(k)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as clipping: pairs it does not cover may hold anything
         twice_overlap, twice_a, twice_b, covered = green_overlap(ax, ay, bx, by, scratch.get)
+    if not covered.any():  # no pair of integer corners (float labels): clipping alone, not both
+        return _iou_clipped(ax, ay, a_bad, bx, by, b_bad, scratch)
     iou = _ratio(0.5 * twice_overlap, 0.5 * twice_a, 0.5 * twice_b, a_bad, b_bad)
     redo = np.flatnonzero(~(covered | a_bad | b_bad))
     if redo.size:
