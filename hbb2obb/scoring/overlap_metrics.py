@@ -123,19 +123,17 @@ def overlap_statistics(overlap: RowOverlap, mask=None) -> dict:
     >>> stats["avg_giou"], stats["avg_center_offset"], stats["spatial_match"]
     (0.5, 2.0, 0.5)
     """
-    n_rows = overlap.spatial_pass.shape[0]
     if mask is None and overlap.paired is not None:  # every row: the matched rows' terms as computed
         terms = (overlap.paired.giou, overlap.paired.diou, overlap.paired.ciou, overlap.paired.center_offset)
         defined = ~np.isnan(terms[0])
-        stats = paired_statistics(*(terms if defined.all() else (values[defined] for values in terms)))
-        stats["spatial_match"] = float(np.count_nonzero(overlap.spatial_pass) / n_rows) if n_rows else 0.0
-        return stats
-    mask = np.ones(n_rows, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    paired = mask & ~np.isnan(overlap.giou)
-    stats = paired_statistics(overlap.giou[paired], overlap.diou[paired], overlap.ciou[paired],
-                              overlap.center_offset[paired])
-    in_group = int(mask.sum())
-    stats["spatial_match"] = float(np.count_nonzero(overlap.spatial_pass & mask) / in_group) if in_group else 0.0
+        passing, in_group = np.count_nonzero(overlap.spatial_pass), overlap.spatial_pass.shape[0]
+    else:
+        mask = np.ones(overlap.spatial_pass.shape[0], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        terms = (overlap.giou, overlap.diou, overlap.ciou, overlap.center_offset)
+        defined = mask & ~np.isnan(overlap.giou)
+        passing, in_group = np.count_nonzero(overlap.spatial_pass & mask), int(mask.sum())
+    stats = paired_statistics(*(terms if defined.all() else (values[defined] for values in terms)))
+    stats["spatial_match"] = float(passing / in_group) if in_group else 0.0
     return stats
 
 
