@@ -240,15 +240,13 @@ class _FastRows:
         """The well-formed rows' values (and theirs alone), confidence mask, files, lines, and the clean files.
 
         A file with any row that is not a well-formed YOLO-OBB row is left out whole, for the careful reader.
+        Rows of plain short integers of one valid width need no test and are taken by the caller.
         """
         fields = rows.row_fields
-        if width:
+        if width:  # one valid width, not plain short integers (those never come here): test the values
             values = rows.values.reshape(-1, width)
-            if rows.plain:  # short integers: finite, exact and in range, nothing to test
-                finite = np.ones(len(values), dtype=bool)
-            else:
-                finite = np.isfinite(values)
-                finite = np.ones(len(values), dtype=bool) if finite.all() else finite.all(axis=1)  # all(): quicker
+            finite = np.isfinite(values)
+            finite = np.ones(len(values), dtype=bool) if finite.all() else finite.all(axis=1)  # all(): quicker
         else:
             last = max(rows.values.size - 1, 0)
             values = np.append(rows.values, 0.0)[np.minimum(rows.row_start[:, None] + np.arange(10), last)]
