@@ -18,7 +18,9 @@ with contextlib.redirect_stdout(io.StringIO()) as out:
 heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
          "xml.etree.ElementTree", "csv", "hbb2obb.scoring.golden", "hbb2obb.scoring.gates",
          # the readers of other formats and of DOTA Task1 submissions: a folder of .txt files reads none
-         "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1")
+         "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1",
+         # nor the DOTA and YOLO-HBB readers, which hbb2obb/io/__init__.py imports only when asked for
+         "hbb2obb.io.dota", "hbb2obb.io.yolo_hbb")
 print(json.dumps({"metrics": json.loads(out.getvalue()), "loaded": sorted(m for m in sys.modules if m in heavy)}))
 """
 
