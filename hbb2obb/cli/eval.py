@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from hbb2obb.cli.console import echo_ascii, ends_without_teardown, handles_errors, progress_bar, warn, without_teardown
-from hbb2obb.cli.eval_argv import plain_arguments
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
@@ -202,6 +201,8 @@ def run() -> None:
     any other (``--help``, ``--version``, a repeated or unknown flag, a value click would reject)
     goes to the click command, which prints and exits exactly as it always did.
     """
+    from hbb2obb.cli.eval_argv import plain_arguments  # here: analyze and optimize import this module too
+
     arguments = plain_arguments(sys.argv[1:])
     if arguments is not None:
         return ends_without_teardown(lambda: _plain_main(arguments))()
