@@ -7,9 +7,10 @@ reads those into the keyword arguments click would pass to the command, and decl
 else (returns ``None``), which then goes to click as before: ``--help``, ``--version``, an
 unknown, repeated or ``--flag=value`` spelling, ``--``, a value starting with ``-``, a value
 click's type would reject or a path click's ``Path`` type would refuse (it exists and is not
-readable), the multi-value ``-e``, ``--require``, ``--overlay`` and ``--overlay_size`` whenever
-they are given, and shell completion. So every message, help text and exit status stays
-click's; ``tests/cli/test_eval_argv.py`` checks each parameter against the click declaration and
+readable), ``--require``, ``--overlay`` and ``--overlay_size`` whenever they are given, and
+shell completion. So every message, help text and exit status stays
+click's. ``-e 0 3`` is read as :class:`~hbb2obb.cli.common.MultiValueCommand` reads it for click
+(values while they parse as integers). ``tests/cli/test_eval_argv.py`` checks each parameter against the click declaration and
 the parsed arguments against click's on a table of command lines.
 """
 
@@ -25,10 +26,12 @@ from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS
 from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
 
 FLAG = "flag"  # takes no value: True when given
+INTEGERS = "integers"  # one or more integers after the flag, repeatable: a tuple of them all (``-e 0 3``)
 
-#: Parameter name: (spellings, type, default). The type is ``FLAG``, ``int``, ``float``, ``Path``,
-#: or a tuple of the allowed words (click's ``Choice``), as declared in :mod:`hbb2obb.cli.eval_options`.
+#: Parameter name: (spellings, type, default). The type is ``FLAG``, ``INTEGERS``, ``int``, ``float``,
+#: ``Path``, or a tuple of the allowed words (click's ``Choice``), as declared in :mod:`hbb2obb.cli.eval_options`.
 OPTIONS = {
+    "excluded_classes": (("-e", "--excluded_classes"), INTEGERS, ()),
     "iou_threshold": (("-t", "--iou_threshold"), float, 0.1),
     "class_agnostic": (("-ca", "--class_agnostic"), FLAG, False),
     "exclude_edge_cases": (("-exc", "--exclude_edge_cases"), FLAG, False),
@@ -60,7 +63,7 @@ OPTIONS = {
 
 #: Parameters left to click whenever they are given (several values after one flag, repeatable,
 #: or a type with checks of its own), with the values click gives when they are not.
-CLICK_ONLY = {"excluded_classes": (), "requirements": (), "overlay": None, "overlay_size": OVERLAY_SIZE}
+CLICK_ONLY = {"requirements": (), "overlay": None, "overlay_size": OVERLAY_SIZE}
 
 #: The two arguments, in order (click ``Path`` values).
 ARGUMENTS = ("gt_dir", "pred_dir")
@@ -91,6 +94,13 @@ def _value(kind, text: str):
         return None
 
 
+def _integer(token: str) -> Optional[int]:
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
 def plain_arguments(argv: Sequence[str], environ=os.environ) -> Optional[dict]:
     """The keyword arguments click would give ``hbb2obb-eval``'s command for ``argv``, or ``None``.
 
@@ -104,26 +114,39 @@ def plain_arguments(argv: Sequence[str], environ=os.environ) -> Optional[dict]:
     (PosixPath('gt'), 0.5, True, 1)
     >>> plain_arguments(["gt", "pred", "--help"], environ={}) is None
     True
-    >>> plain_arguments(["gt", "pred", "-e", "0", "3"], environ={}) is None
-    True
+    >>> plain_arguments(["-e", "0", "3", "gt", "pred"], environ={})["excluded_classes"]
+    (0, 3)
     """
     if any(name.startswith("_") and name.endswith("_COMPLETE") for name in environ):
         return None  # click's shell completion answers instead of running
     given: dict = {}
     positional: list = []
-    tokens = iter(argv)
-    for token in tokens:
+    tokens = list(argv)
+    at = 0
+    while at < len(tokens):
+        token = tokens[at]
+        at += 1
         if not token.startswith("-"):
             positional.append(token)
             continue
         name = _BY_SPELLING.get(token)
-        if name is None or name in given:
+        kind = OPTIONS[name][1] if name is not None else None
+        if name is None or (name in given and kind is not INTEGERS):
             return None
-        kind = OPTIONS[name][1]
         if kind is FLAG:
             given[name] = True
             continue
-        text = next(tokens, None)
+        if kind is INTEGERS:  # values while they parse as integers (``-1`` too), as MultiValueCommand takes them
+            values = []
+            while at < len(tokens) and tokens[at] != "--" and _integer(tokens[at]) is not None:
+                values.append(_integer(tokens[at]))
+                at += 1
+            if not values:
+                return None  # click says what is missing
+            given[name] = given.get(name, ()) + tuple(values)
+            continue
+        text = tokens[at] if at < len(tokens) else None
+        at += 1
         if text is None or text.startswith("-"):
             return None
         value = _value(kind, text)

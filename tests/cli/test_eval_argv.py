@@ -13,7 +13,7 @@ import pytest
 from conftest import rect
 from hbb2obb.cli import eval_argv
 from hbb2obb.cli.eval import PROGRAM
-from hbb2obb.cli.eval_argv import ARGUMENTS, CLICK_ONLY, FLAG, OPTIONS, plain_arguments
+from hbb2obb.cli.eval_argv import ARGUMENTS, CLICK_ONLY, FLAG, INTEGERS, OPTIONS, plain_arguments
 from hbb2obb.cli.eval_options import main
 
 
@@ -45,10 +45,12 @@ def test_every_parameter_of_the_click_command_is_known_to_the_plain_parser():
             continue
         spellings, kind, default = OPTIONS[param.name]
         assert sorted(param.opts + param.secondary_opts) == sorted(spellings), param.name
-        assert not param.multiple and param.nargs == 1, param.name
+        assert param.nargs == 1 and param.multiple == (kind is INTEGERS), param.name
         assert defaults[param.name] == default and type(defaults[param.name]) is type(default), param.name
         if kind is FLAG:
             assert param.is_flag, param.name
+        elif kind is INTEGERS:  # several values after one flag: the command's multi-value rewrite takes them
+            assert param.type is click.INT and main.multi_value_types == {param.name: int}
         elif isinstance(kind, tuple):
             assert isinstance(param.type, click.Choice) and tuple(param.type.choices) == kind, param.name
         elif kind is Path:
@@ -97,6 +99,14 @@ def test_defaults_of_the_click_only_parameters_are_clicks():
     [],
     ["gt", "pred", "extra"],
     ["gt", "pred", "-e", "0", "3"],
+    ["-e", "0", "3", "gt", "pred"],
+    ["gt", "pred", "-e", "0", "-e", "3", "--excluded_classes", "4"],
+    ["gt", "pred", "-e", "-1", " 2", "1_0"],
+    ["gt", "pred", "-e"],
+    ["gt", "pred", "-e", "x"],
+    ["gt", "pred", "-e", "1.5"],
+    ["-e", "1", "2", "3", "pred"],
+    ["gt", "pred", "-e", "0", "--", "7"],
     ["gt", "pred", "--require", "avg_iou>=0.5"],
     ["gt", "pred", "--overlay", "out"],
     ["gt", "pred", "--overlay_size", "32"],
@@ -120,14 +130,15 @@ def test_parsed_arguments_are_clicks_or_the_parser_declines(argv):
     ["gt", "pred", "-nb", "--json"],
     ["gt", "pred", "-t", "0.5", "-ca", "-j", "2", "--missing_pred", "empty", "-mp", "m.yaml", "-o", "o.yaml"],
     ["gt", "pred", "--ap_rule", "voc", "--conf", "0.3", "--no_detection", "-d", "--pairs", "p.csv"],
-], ids=["bare", "json", "matching", "detection"])
+    ["-e", "0", "3", "gt", "pred", "-e", "-1"],
+], ids=["bare", "json", "matching", "detection", "excluded"])
 def test_plain_command_lines_are_parsed_without_click(argv):
     ours = plain_arguments(argv, environ={})
     assert ours is not None and same(ours, click_arguments(argv))
 
 
 @pytest.mark.parametrize("argv", [
-    ["gt", "pred", "--help"], ["-V"], ["gt", "pred", "-e", "0"], ["gt", "pred", "--require", "x>1"],
+    ["gt", "pred", "--help"], ["-V"], ["gt", "pred", "-e"], ["gt", "pred", "--require", "x>1"],
     ["gt", "pred", "-t", "0.2", "-t", "0.3"], ["gt", "pred", "--json=1"], ["gt", "pred", "--", "x"],
     ["gt", "pred", "-t", "-1"], ["gt", "pred", "--conf", "x"], ["gt", "pred", "--gt_format", "YOLO"],
     ["gt", "pred", "x"], ["gt"], ["gt", "pred", "--overlay_size", "100"], ["gt", "pred", "-t"],
@@ -184,8 +195,9 @@ def run_labels(write_labels):
     ["-nb", "--json", "-o", "{root}/m.txt"],
     ["-nb", "--json", "--no_such_flag"],
     ["-nb", "--json", "-e", "1"],
+    ["-nb", "--json", "-e", "-x"],
 ], ids=["json", "text", "map-and-threshold", "missing-error", "bad-threshold", "bad-output", "unknown-flag",
-        "excluded"])
+        "excluded", "excluded-without-value"])
 def test_console_script_prints_and_exits_as_the_click_command(run_labels, extra):
     argv = [str(run_labels / "gt"), str(run_labels / "pred"), *[a.format(root=run_labels) for a in extra]]
     ours = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True, timeout=120)
