@@ -168,6 +168,22 @@ def test_an_existing_path_click_would_refuse_goes_to_click(tmp_path, monkeypatch
         assert ours is None
 
 
+@pytest.mark.parametrize("name", ["main", "evaluation_options", "run_options", "detection_options",
+                                  "spatial_threshold_option"])
+def test_the_click_declarations_are_still_found_in_the_eval_module(name):
+    import hbb2obb.cli.eval as eval_module
+    from hbb2obb.cli import eval_options
+
+    assert getattr(eval_module, name) is getattr(eval_options, name)
+
+
+def test_other_names_are_not_found_in_the_eval_module():
+    import hbb2obb.cli.eval as eval_module
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        eval_module.no_such_name
+
+
 # --- the console script: the same bytes and status with or without click --------------------
 
 SCRIPT = "import sys\nfrom hbb2obb.cli.eval import run\nsys.argv[0] = 'hbb2obb-eval'\nrun()\n"
