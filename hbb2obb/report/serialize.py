@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import re
@@ -272,14 +273,18 @@ def _plain_numbers(values) -> tuple[bool, np.ndarray | None, bool]:
     return bool(np.isfinite(floats).all()), floats, int not in kinds
 
 
-# A mapping key whose value is a block sequence of at least _LONG_LIST numbers, each on its own
-# line at the key's indent, as metrics_yaml (and PyYAML) writes the per-pair lists.
-_YAML_NUMBER_BLOCK = re.compile(
-    r"^(?P<indent> *)(?P<key>[^\n]*):\n(?P<items>(?:(?P=indent)- [-+.0-9e]+\n){%d,})(?!(?P=indent)- )"
-    % _LONG_LIST, re.MULTILINE)
-# Item lines PyYAML reads as an int (no leading zeros: YAML 1.1 reads 017 as octal) or a float
-# (a dot is needed: it reads 1e-05 as a string).
-_NOT_A_PLAIN_NUMBER = re.compile(r"^ *- (?!-?(?:0|[1-9][0-9]*)$|-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?$)", re.MULTILINE)
+@functools.cache  # compiled on first use: only reading a YAML metric file needs them (1.5 million instructions)
+def _yaml_number_patterns() -> tuple[re.Pattern, re.Pattern]:
+    """The patterns :func:`read_metrics_yaml` finds long number lists with: ``(number block, not a plain number)``."""
+    # A mapping key whose value is a block sequence of at least _LONG_LIST numbers, each on its own
+    # line at the key's indent, as metrics_yaml (and PyYAML) writes the per-pair lists.
+    number_block = re.compile(
+        r"^(?P<indent> *)(?P<key>[^\n]*):\n(?P<items>(?:(?P=indent)- [-+.0-9e]+\n){%d,})(?!(?P=indent)- )"
+        % _LONG_LIST, re.MULTILINE)
+    # Item lines PyYAML reads as an int (no leading zeros: YAML 1.1 reads 017 as octal) or a float
+    # (a dot is needed: it reads 1e-05 as a string).
+    not_a_plain_number = re.compile(r"^ *- (?!-?(?:0|[1-9][0-9]*)$|-?[0-9]+\.[0-9]*(?:e[-+][0-9]+)?$)", re.MULTILINE)
+    return number_block, not_a_plain_number
 
 
 def read_metrics_yaml(text: str):
@@ -302,10 +307,11 @@ def read_metrics_yaml(text: str):
     if "|" in text or ">" in text:
         return yaml.load(text, Loader=loader)
     lists: list = []
+    number_block, not_a_plain_number = _yaml_number_patterns()
 
     def set_aside(match: re.Match) -> str:
         items = match.group("items")
-        if _NOT_A_PLAIN_NUMBER.search(items):
+        if not_a_plain_number.search(items):
             return match.group(0)
         numbers = items.split()[1::2]  # "-", number, "-", number, ...
         if items.count(".") == len(numbers):  # a dot on every line: all floats
@@ -314,7 +320,7 @@ def read_metrics_yaml(text: str):
             lists.append([float(n) if "." in n else int(n) for n in numbers])
         return f'{match.group("indent")}{match.group("key")}: "\\0list {len(lists) - 1}\\0"\n'
 
-    data = yaml.load(_YAML_NUMBER_BLOCK.sub(set_aside, text), Loader=loader)
+    data = yaml.load(number_block.sub(set_aside, text), Loader=loader)
     if not lists:
         return data
     placed = [0]
