@@ -519,9 +519,13 @@ def test_scratch_space_stays_in_the_run_folder_and_a_kill_leaves_none_after_resu
     sweep's leftovers go with the next --resume, a SIGTERMed sweep cleans up itself."""
     log = tmp_path / "out_dirs.txt"
     script = tmp_path / "logging_converter.py"
-    script.write_text("import subprocess, sys\n"
+    # The wrapper replaces itself with the fake converter (exec) rather than starting it as a
+    # child: the kernel's kill-with-parent covers the sweep's own child only (README: "programs
+    # it starts itself are not covered"), and a grandchild outliving the SIGKILLed sweep would
+    # sleep on and then write into this test's folder after it was removed.
+    script.write_text("import os, sys\n"
                       f"open({str(log)!r}, 'a').write(sys.argv[2] + '\\n')\n"
-                      f"subprocess.run([sys.executable, {str(FAKE)!r}, *sys.argv[1:]], check=True)\n")
+                      f"os.execv(sys.executable, [sys.executable, {str(FAKE)!r}, *sys.argv[1:]])\n")
     exe = Path(sys.executable).with_name("hbb2obb-optimize")
     folder = data / "benchmark_results" / "slow"
     args = [str(exe), str(data / "images"), str(data / "labels_obb_gt"), "-n", "slow", "--no_plot", "-nb",
