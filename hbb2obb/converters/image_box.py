@@ -22,6 +22,7 @@ from hbb2obb.converters.image_fit import (
     dominant_axis,
     edge_axis,
     fit_rectangle,
+    fit_rectangle_at_breadth,
     inside_rectangle,
     long_axis,
     long_edge,
@@ -142,7 +143,8 @@ class BoxResult:
     ``confidence`` is in [0, 1] (0 for a fallback; :func:`fit_box` and :func:`edge_confidence`
     say how); ``support`` and ``hbb_support`` are the colour contrasts of the fitted box and of
     the HBB that the self-check compared, ``edges`` and ``hbb_edges`` their edge supports;
-    ``from_mask`` marks a box fitted to its own mask (not inscribed at its rows' axis).
+    ``from_mask`` marks a box fitted to its own mask (not inscribed at its rows' axis), and
+    ``candidate`` is that mask's :class:`Candidate` (for a refit at another breadth).
     """
 
     corners: Optional[np.ndarray]
@@ -156,6 +158,7 @@ class BoxResult:
     edges: float = math.nan
     hbb_edges: float = math.nan
     from_mask: bool = False
+    candidate: Optional[Candidate] = None
 
 
 def _rectangle_prior(window: Window, centre, theta: float, long_side: float, short_side: float,
@@ -400,6 +403,15 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     else:
         best = fitted[0]
     candidate, rect = best
+    return judged_box(segmentation, candidate, rect, tight=tight, check=check, keep_masks=keep_masks)
+
+
+def judged_box(segmentation: Segmentation, candidate: Candidate, rect: np.ndarray, *, tight: bool, check: bool,
+               keep_masks: bool = False) -> BoxResult:
+    """``rect``, fitted to ``candidate``'s mask, as a :class:`BoxResult`: with the self-check
+    against the HBB (a fallback when it follows the image's edges no better than the HBB and
+    its colour stands out ``SUPPORT_TOLERANCE`` less) and its confidence (see :func:`fit_box`)."""
+    window = segmentation.window
     support = box_support(segmentation, candidate.evidence, rect)
     hbb_support = box_support(segmentation, candidate.evidence, hbb_corners(segmentation.xyxy))
     edges = edge_support(window, segmentation.gradient, rect)
@@ -411,7 +423,22 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
     held, overlap = mask_agreement(window, candidate.mask, rect)
     confidence = (held + overlap) / 2 if tight else held
     return BoxResult(rect, confidence=confidence, support=support, hbb_support=hbb_support, edges=edges,
-                     hbb_edges=hbb_edges, from_mask=True, **masks)
+                     hbb_edges=hbb_edges, from_mask=True, candidate=candidate, **masks)
+
+
+def refit_at_breadth(segmentation: Segmentation, result: BoxResult, breadth: float, corner_radius: float, *,
+                     check: bool = True, keep_masks: bool = False) -> Optional[BoxResult]:
+    """A loose box's fit (``result``, fitted to its own mask) again with its breadth held at
+    ``breadth`` (:func:`~hbb2obb.converters.image_fit.fit_rectangle_at_breadth`), judged as
+    :func:`fit_box` judges a fit; ``None`` (keep ``result``) when no proper rectangle fits or
+    the self-check would send the refit back to its HBB."""
+    candidate = result.candidate
+    rect = fit_rectangle_at_breadth(candidate.outline, candidate.theta, segmentation.centre, segmentation.scaled,
+                                    corner_radius, OUTLINE_INSET / segmentation.window.sx, breadth, LOOSE_HBB_WEIGHT)
+    if rect is None:
+        return None
+    refitted = judged_box(segmentation, candidate, rect, tight=False, check=check, keep_masks=keep_masks)
+    return refitted if refitted.corners is not None else None
 
 
 def narrowed_box(segmentation: Segmentation, rect: np.ndarray, breadth: float) -> Optional[np.ndarray]:
