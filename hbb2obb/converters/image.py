@@ -19,8 +19,8 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    the mask's smaller side; negative: closing).
 4. **Rectangle**: the mask's minimum-area rectangle (rotating calipers on its convex hull)
    refines the angle when it agrees with the hint (a loose box's angle then moves half way to
-   the mask's principal axis when the two agree: every pixel votes there); the four sides are then a least-squares
-   compromise between the mask's extents and the HBB. How the HBB is read is the
+   the mask's principal axis when the two agree: every pixel votes there); the four sides are
+   then a least-squares compromise between the mask's extents and the HBB. How the HBB is read is the
    ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint);
    *loose*, the bounding box of a vehicle with rounded corners (``corner_radius`` times its
    breadth), which is why hand-drawn HBBs sit inside the corners of a diagonal vehicle's
