@@ -419,15 +419,19 @@ def fit_box(segmentation: Segmentation, *, tight: bool, corner_radius: float, pr
 
 
 def judged_box(segmentation: Segmentation, candidate: Candidate, rect: np.ndarray, *, tight: bool, check: bool,
-               keep_masks: bool = False) -> BoxResult:
+               keep_masks: bool = False, hbb: Optional[BoxResult] = None) -> BoxResult:
     """``rect``, fitted to ``candidate``'s mask, as a :class:`BoxResult`: with the self-check
     against the HBB (a fallback when it follows the image's edges no better than the HBB and
-    its colour stands out ``SUPPORT_TOLERANCE`` less) and its confidence (see :func:`fit_box`)."""
+    its colour stands out ``SUPPORT_TOLERANCE`` less) and its confidence (see :func:`fit_box`).
+    ``hbb``: an earlier judgement of the same candidate, whose HBB supports are reused."""
     window = segmentation.window
     support = box_support(segmentation, candidate.evidence, rect)
-    hbb_support = box_support(segmentation, candidate.evidence, hbb_corners(segmentation.xyxy))
     edges = edge_support(window, segmentation.gradient, rect)
-    hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
+    if hbb is not None:
+        hbb_support, hbb_edges = hbb.hbb_support, hbb.hbb_edges
+    else:
+        hbb_support = box_support(segmentation, candidate.evidence, hbb_corners(segmentation.xyxy))
+        hbb_edges = edge_support(window, segmentation.gradient, hbb_corners(segmentation.xyxy))
     masks = dict(window=window, mask=candidate.mask, hull=convex_hull(candidate.outline)) if keep_masks else {}
     if check and support < hbb_support - SUPPORT_TOLERANCE and not edges > hbb_edges:
         return BoxResult(None, reason=REASON_LESS_SUPPORTED, support=support, hbb_support=hbb_support,
@@ -449,7 +453,7 @@ def refit_at_breadth(segmentation: Segmentation, result: BoxResult, breadth: flo
                                     corner_radius, OUTLINE_INSET / segmentation.window.sx, breadth, LOOSE_HBB_WEIGHT)
     if rect is None:
         return None
-    refitted = judged_box(segmentation, candidate, rect, tight=False, check=check, keep_masks=keep_masks)
+    refitted = judged_box(segmentation, candidate, rect, tight=False, check=check, keep_masks=keep_masks, hbb=result)
     return refitted if refitted.corners is not None else None
 
 
