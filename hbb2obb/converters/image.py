@@ -79,6 +79,7 @@ from hbb2obb.converters.image_box import (
 )
 from hbb2obb.converters.image_scene import (
     ROW_MIN_EDGE_RATIO,
+    breadth_agreements,
     classes_less_supported,
     estimate_tightness,
     neighbour_axes,
@@ -222,12 +223,15 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
                                        reason=REASON_CLASS_LESS_SUPPORTED)
     if scene and tightness == "loose" and POOL_BREADTHS:
         classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
+        agreements = breadth_agreements(results, classes)  # of the fits before the pooling
         for index, breadth in enumerate(pooled_breadths(results, classes)):
             if breadth is not None:
                 refitted = refit_at_breadth(segmentations[index], results[index], breadth, corner_radius,
                                             check=check, keep_masks=keep_masks)
                 if refitted is not None:
                     results[index] = refitted
+            if results[index].corners is not None:  # how far the pool had to move its breadth
+                results[index].confidence *= float(agreements[index])
     if scene and tightness == "tight":
         results = _rescue_by_rows(xyxy, segmentations, results, check)
         if SIDE_BY_SIDE:

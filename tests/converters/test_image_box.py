@@ -252,13 +252,10 @@ def test_the_lowest_confidence_boxes_are_poor_ones(tmp_path, tight):
     assert len(ious) > 40 and ((confidence >= 0) & (confidence <= 1)).all()
     flagged = np.argsort(confidence, kind="stable")[: len(ious) // 5]
     rest = np.setdiff1d(np.arange(len(ious)), flagged)
-    # measured: tight 0.889 against 0.909, loose 0.859 against 0.884 (the old score: 0.899 against 0.907)
+    # measured: tight 0.889 against 0.909, loose 0.838 against 0.901 (the old score: 0.899 against 0.907)
     assert ious[flagged].mean() < ious[rest].mean() - 0.01, (ious[flagged].mean(), ious[rest].mean())
-    if tight:  # loose boxes are refitted at their class's pooled breadth, which mends most of the
-        # boxes whose masks the confidence flagged (flagged 0.833 before the pooling): what is left
-        # ranks weakly (Spearman 0.02, the lowest box 0.882 against a median of 0.879)
-        assert ious[np.argmin(confidence)] < np.median(ious)
-        assert spearmanr(confidence, ious).statistic > 0.1  # measured 0.23
+    assert ious[np.argmin(confidence)] < np.median(ious)
+    assert spearmanr(confidence, ious).statistic > 0.1, spearmanr(confidence, ious).statistic  # measured 0.23 and 0.30
 
 
 @pytest.mark.parametrize("tightness", ["tight", "loose"])

@@ -9,6 +9,7 @@ import pytest
 
 from hbb2obb.converters.image_box import REASON_NO_MASK, BoxResult, Candidate, Segmentation
 from hbb2obb.converters.image_scene import (
+    breadth_agreements,
     classes_less_supported,
     estimate_tightness,
     hugs_its_hbb,
@@ -164,3 +165,22 @@ def test_pooled_breadths_table(boxes, classes, expected):
     assert len(pooled) == len(expected)
     for got, want in zip(pooled, expected):
         assert (got is None) if want is None else got == pytest.approx(want)
+
+
+@pytest.mark.parametrize("boxes, classes, expected", [
+    ([], [], []),
+    # a class too small to pool: its boxes' breadths rest on their HBBs, (1 + (cos 2a)^2) / 2
+    ([car(18, 0), car(22, 45), car(20, 30)], [0, 0, 0], [1.0, 0.5, 0.625]),
+    # pooled (median 21): 1 - |b - 21| / 21, whatever the angle
+    ([car(21, 0), car(21, 45), car(14, 30), car(28, 45), car(21, 90)], [0, 0, 0, 0, 0],
+     [1.0, 1.0, 2 / 3, 2 / 3, 1.0]),
+    # a breadth more than twice the pool's is at 0, never below
+    ([car(10, 0), car(10, 0), car(10, 0), car(10, 0), car(35, 45)], [0, 0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0, 0.0]),
+    # fallbacks and boxes without a mask of their own keep their confidence (factor 1), and do not pool
+    ([car(18, 0), car(20, 45), car(22, 45), car(90, 45, converted=False), car(90, 45, from_mask=False)],
+     [0, 0, 0, 0, 0], [1.0, 0.5, 0.5, 1.0, 1.0]),
+])
+def test_breadth_agreements_table(boxes, classes, expected):
+    factors = breadth_agreements(boxes, classes)
+    assert factors.shape == (len(expected),) and ((factors >= 0) & (factors <= 1)).all()
+    assert factors == pytest.approx(expected)
