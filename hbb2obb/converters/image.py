@@ -18,8 +18,9 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    body split by dark windows), then a morphological opening (``opening_kernel_percentage`` of
    the mask's smaller side; negative: closing).
 4. **Rectangle**: the mask's minimum-area rectangle (rotating calipers on its convex hull)
-   refines the angle when it agrees with the hint; the four sides are then a least-squares
-   compromise between the mask's extents and the HBB. How the HBB is read is the
+   refines the angle when it agrees with the hint (a loose box's angle then moves half way to
+   the mask's principal axis when the two agree: every pixel votes there); the four sides are
+   then a least-squares compromise between the mask's extents and the HBB. How the HBB is read is the
    ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint);
    *loose*, the bounding box of a vehicle with rounded corners (``corner_radius`` times its
    breadth), which is why hand-drawn HBBs sit inside the corners of a diagonal vehicle's
@@ -43,7 +44,11 @@ tight frame a box whose own fit was refused, standing among converted boxes whos
 axis (a helicopter, whose rotor blades point every way, beside its apron's planes); and a box
 near 45 degrees, whose tight HBB fixes its length plus breadth but not their split, is no
 broader than the distance to its side-by-side neighbours (buses parked or boats moored in a row,
-whose look-alike masks swell across the gaps).
+whose look-alike masks swell across the gaps). In a loose frame, vehicles of one class share a
+breadth far more closely than their masks say, so each box fitted to its own mask is refitted at
+its breadth pooled with its class's (the class median, its own weighing at most half, and less
+the nearer it lies to 45 degrees, where a loose HBB gives little more than length plus breadth),
+and the refit is judged as the fit was.
 
 A box written as its HBB is counted as a fallback, with its reason. The parameters, the
 alternatives that were measured and the numbers are in the README's converter section.
@@ -69,13 +74,16 @@ from hbb2obb.converters.image_box import (
     hbb_corners,
     inscribed_box,
     narrowed_box,
+    refit_at_breadth,
     segment_box,
 )
 from hbb2obb.converters.image_scene import (
     ROW_MIN_EDGE_RATIO,
+    breadth_agreements,
     classes_less_supported,
     estimate_tightness,
     neighbour_axes,
+    pooled_breadths,
     row_axes,
     side_by_side_breadths,
 )
@@ -85,6 +93,9 @@ LABEL_SUFFIX = ".txt"
 #: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side neighbours'
 #: distance (:func:`~hbb2obb.converters.image_scene.side_by_side_breadths`); off only to measure it.
 SIDE_BY_SIDE = True
+#: In a loose frame, refit each box at its breadth pooled with its class's
+#: (:func:`~hbb2obb.converters.image_scene.pooled_breadths`); off only to measure it.
+POOL_BREADTHS = True
 #: The confidence of a box narrowed to its side-by-side neighbours' distance: its mask spilled
 #: across the gaps between them, which is what the narrowing corrected, so the mask no longer
 #: judges it. On the tuned DOTA frames the narrowed boxes were the better ones (mean IoU 0.887
@@ -165,7 +176,9 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
     class_ids : array_like of int, shape (n,), optional
         The boxes' classes, for the class-level self-check (``None``: one class).
     scene : bool
-        Let neighbours' orientations decide where a box's own pixels leave the diagonal open.
+        Let neighbours' orientations decide where a box's own pixels leave the diagonal open,
+        and (loose frames) refit each box at its breadth pooled with its class's
+        (:func:`~hbb2obb.converters.image_scene.pooled_breadths`).
     check : bool
         The self-checks (on by default; off only to measure what they save): a box keeps its
         HBB when its fitted box is less supported by the image than the HBB, and all boxes of a
@@ -208,6 +221,17 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         for index in np.flatnonzero(classes_less_supported(results, classes)):
             results[index] = BoxResult(None, results[index].window, results[index].mask, results[index].hull,
                                        reason=REASON_CLASS_LESS_SUPPORTED)
+    if scene and tightness == "loose" and POOL_BREADTHS:
+        classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
+        agreements = breadth_agreements(results, classes)  # of the fits before the pooling
+        for index, breadth in enumerate(pooled_breadths(results, classes)):
+            if breadth is not None:
+                refitted = refit_at_breadth(segmentations[index], results[index], breadth, corner_radius,
+                                            check=check, keep_masks=keep_masks)
+                if refitted is not None:
+                    results[index] = refitted
+            if results[index].corners is not None:  # how far the pool had to move its breadth
+                results[index].confidence *= float(agreements[index])
     if scene and tightness == "tight":
         results = _rescue_by_rows(xyxy, segmentations, results, check)
         if SIDE_BY_SIDE:

@@ -218,21 +218,64 @@ def fit_rectangle(points: np.ndarray, theta: float, centre, scaled_box, corner_r
     >>> fit_rectangle(pts, 0.0, (5, 2), (0, 0, 10, 4), 0.0, 0.0).round(6).tolist()
     [[0.0, 0.0], [10.0, 0.0], [10.0, 4.0], [0.0, 4.0]]
     """
+    extents, rows, box = _fit_terms(points, theta, centre, scaled_box, corner_radius, half_pixel)
+    normal = np.eye(4) + hbb_weight * rows.T @ rows
+    return _rectangle(np.linalg.solve(normal, extents + hbb_weight * rows.T @ box), theta, centre)
+
+
+def fit_rectangle_at_breadth(points: np.ndarray, theta: float, centre, scaled_box, corner_radius: float,
+                             half_pixel: float, breadth: float, hbb_weight: float = 3.0) -> Optional[np.ndarray]:
+    """:func:`fit_rectangle` with the breadth (the side across ``theta``) held at ``breadth``.
+
+    The same least squares over the mask's extents and the HBB's four equations, with
+    ``v2 - v1 = breadth`` as a constraint: what is left free is the length's two ends and where
+    across the axis the rectangle sits. The corner rounding is ``corner_radius`` times
+    ``breadth``. For a box whose own breadth is unreliable (near 45 degrees a loose HBB gives
+    little more than length plus breadth) while its frame's other boxes say what it should be.
+
+    Examples
+    --------
+    >>> pts = np.array([[0, 0], [10, 0], [10, 6], [0, 6]], float)  # a mask one unit too broad each side
+    >>> fit_rectangle_at_breadth(pts, 0.0, (5, 3), (0, 1, 10, 5), 0.0, 0.0, 4.0).round(6).tolist()
+    [[0.0, 1.0], [10.0, 1.0], [10.0, 5.0], [0.0, 5.0]]
+    """
+    extents, rows, box = _fit_terms(points, theta, centre, scaled_box, corner_radius, half_pixel, breadth)
+    # the unknowns u1, u2 and the middle m of the span across: v1, v2 = m -/+ breadth / 2
+    spans = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    offset = np.array([0.0, 0.0, -breadth / 2, breadth / 2])
+    normal = np.eye(4) + hbb_weight * rows.T @ rows
+    right = extents + hbb_weight * rows.T @ box - normal @ offset
+    u1, u2, middle = np.linalg.solve(spans.T @ normal @ spans, spans.T @ right)
+    return _rectangle(np.array([u1, u2, middle - breadth / 2, middle + breadth / 2]), theta, centre)
+
+
+def _fit_terms(points, theta: float, centre, scaled_box, corner_radius: float, half_pixel: float,
+               breadth: Optional[float] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two opinions of a rectangle fit: the mask's extents ``(u1, u2, v1, v2)`` around
+    ``centre``, and the HBB's rows and right-hand side (the scaled box grown by the corner
+    rounding, radius ``corner_radius`` times ``breadth``, by default the mask's smaller extent)."""
     c, s = math.cos(theta), math.sin(theta)
     along, across = np.array([c, s]), np.array([-s, c])
     relative = np.asarray(points, dtype=np.float64) - centre
     u, v = relative @ along, relative @ across
     extents = np.array([u.min() + half_pixel, u.max() - half_pixel, v.min() + half_pixel, v.max() - half_pixel])
-    breadth = max(0.0, min(extents[1] - extents[0], extents[3] - extents[2]))
+    if breadth is None:
+        breadth = max(0.0, min(extents[1] - extents[0], extents[3] - extents[2]))
     rounding = corner_radius * breadth * (abs(c) + abs(s) - 1.0)
     x1, y1, x2, y2 = scaled_box
     box = np.array([x1 - centre[0] - rounding, x2 - centre[0] + rounding,
                     y1 - centre[1] - rounding, y2 - centre[1] + rounding])
-    rows = _hbb_rows(theta)
-    normal = np.eye(4) + hbb_weight * rows.T @ rows
-    u1, u2, v1, v2 = np.linalg.solve(normal, extents + hbb_weight * rows.T @ box)
+    return extents, _hbb_rows(theta), box
+
+
+def _rectangle(sides: np.ndarray, theta: float, centre) -> Optional[np.ndarray]:
+    """Corners of the rectangle spanning ``u1..u2`` along ``theta`` and ``v1..v2`` across, around
+    ``centre``; ``None`` when a span is empty."""
+    u1, u2, v1, v2 = sides
     if not (u2 > u1 and v2 > v1):
         return None
+    c, s = math.cos(theta), math.sin(theta)
+    along, across = np.array([c, s]), np.array([-s, c])
     origin = np.asarray(centre, dtype=np.float64)
     return np.array([origin + a * along + b * across for a, b in ((u1, v1), (u2, v1), (u2, v2), (u1, v2))])
 

@@ -19,6 +19,7 @@ from hbb2obb.converters.image_box import (
     hbb_corners,
     inscribed_box,
     outline_axis,
+    refit_at_breadth,
     segment_box,
 )
 from hbb2obb.converters.image_fit import Window, edge_axis, edge_support, long_axis, region_contrast, wrap_quarter
@@ -150,6 +151,65 @@ def test_a_fit_less_supported_than_its_hbb_keeps_the_hbb():
     assert checked.support < checked.hbb_support and checked.edges < checked.hbb_edges
 
 
+@pytest.mark.parametrize("angle", [0, 30, 45])
+def test_a_refit_at_a_given_breadth_is_judged_like_a_fit(angle):
+    # a bright car on a dark road, loose HBB: refitted at its true breadth it stays a checked,
+    # mask-fitted box of that breadth; refitted as a sliver inside the body it would lose to the
+    # HBB, so nothing replaces the fit (None)
+    image = Image.new("RGB", (160, 160), (60, 60, 65))
+    truth = rectangle((80, 80), 60.0, 26.0, angle)
+    ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
+    hbb = (*truth.min(axis=0), *truth.max(axis=0))
+    segmentation = segment_box(image, hbb, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
+    fitted = fit_box(segmentation, tight=False, corner_radius=0.0)
+    assert fitted.from_mask and fitted.candidate is segmentation.candidates[0]
+    refitted = refit_at_breadth(segmentation, fitted, 26.0, 0.0)
+    breadth = min(np.hypot(*(refitted.corners[1] - refitted.corners[0])),
+                  np.hypot(*(refitted.corners[2] - refitted.corners[1])))
+    assert breadth == pytest.approx(26.0) and refitted.from_mask and 0 < refitted.confidence <= 1
+    assert iou(refitted.corners, truth) > 0.9
+    assert refit_at_breadth(segmentation, fitted, 3.0, 0.0) is None
+    assert refit_at_breadth(segmentation, fitted, 3.0, 0.0, check=False).corners is not None
+
+
+def car_with_mirrors(angle):
+    """A bright rounded car body 60 x 26 px with side mirrors 3 px out near its front, on a grey
+    road; the truth, and a loose HBB hugging the body."""
+    import shapely
+
+    image = Image.new("RGB", (200, 160), (120, 120, 125))
+    draw = ImageDraw.Draw(image)
+    t = math.radians(angle)
+    along, across = np.array([math.cos(t), math.sin(t)]), np.array([-math.sin(t), math.cos(t)])
+    centre = np.array([100.0, 80.0])
+    core = shapely.Polygon(rectangle(centre, 60.0 - 2 * 7.8, 26.0 - 2 * 7.8, angle))
+    body = np.asarray(core.buffer(7.8, 16).exterior.coords)[:-1]
+    draw.polygon([tuple(p) for p in body], fill=(225, 225, 230))
+    for side in (-1, 1):
+        mirror = rectangle(centre + 12 * along + side * 14.5 * across, 4.0, 3.0, angle)
+        draw.polygon([tuple(p) for p in mirror], fill=(225, 225, 230))
+    return image.filter(ImageFilter.GaussianBlur(0.7)), rectangle(centre, 60.0, 26.0, angle), \
+        (*body.min(axis=0), *body.max(axis=0))
+
+
+def test_a_loose_boxs_angle_moves_half_way_to_its_masks_principal_axis(monkeypatch):
+    # the mirrors tilt the outline's minimum-area rectangle; every mask pixel votes in the moments
+    import hbb2obb.converters.image_box as box_module
+    from hbb2obb.geometry.angles import orientation_errors
+
+    errors = {}
+    for share in (0.5, 0.0):
+        monkeypatch.setattr(box_module, "LOOSE_MOMENT_SHARE", share)
+        errors[share] = []
+        for angle in (5, 12, 20, 28, 35, 63, 110, 150):
+            image, truth, hbb = car_with_mirrors(angle)
+            result = convert_boxes(image, [hbb])
+            assert result.tightness == "loose" and not result.fallback.any()
+            errors[share].append(float(orientation_errors(result.corners, truth[None])[0]))
+    assert np.mean(errors[0.5]) < np.mean(errors[0.0]) - 0.5, errors  # measured 1.36 against 2.63 deg
+    assert max(errors[0.5]) < 4.0
+
+
 def test_confidence_is_in_the_unit_interval_and_zero_for_fallbacks():
     image, truths = marina(30, n=3)
     hbbs = [tight_hbb(t) for t in truths] + [(300.0, 10.0, 330.0, 40.0)]  # the last: open water
@@ -192,10 +252,10 @@ def test_the_lowest_confidence_boxes_are_poor_ones(tmp_path, tight):
     assert len(ious) > 40 and ((confidence >= 0) & (confidence <= 1)).all()
     flagged = np.argsort(confidence, kind="stable")[: len(ious) // 5]
     rest = np.setdiff1d(np.arange(len(ious)), flagged)
-    # measured: tight 0.889 against 0.909, loose 0.833 against 0.882 (the old score: 0.899 against 0.907)
+    # measured: tight 0.889 against 0.909, loose 0.838 against 0.901 (the old score: 0.899 against 0.907)
     assert ious[flagged].mean() < ious[rest].mean() - 0.01, (ious[flagged].mean(), ious[rest].mean())
     assert ious[np.argmin(confidence)] < np.median(ious)
-    assert spearmanr(confidence, ious).statistic > 0.1  # measured 0.23 and 0.19
+    assert spearmanr(confidence, ious).statistic > 0.1, spearmanr(confidence, ious).statistic  # measured 0.23 and 0.30
 
 
 @pytest.mark.parametrize("tightness", ["tight", "loose"])

@@ -9,12 +9,15 @@ import pytest
 
 from hbb2obb.converters.image_box import REASON_NO_MASK, BoxResult, Candidate, Segmentation
 from hbb2obb.converters.image_scene import (
+    breadth_agreements,
     classes_less_supported,
     estimate_tightness,
     hugs_its_hbb,
     neighbour_axes,
+    pooled_breadths,
     row_axes,
 )
+from conftest import rotated_rect
 
 
 def test_tightness_is_read_from_whole_pixel_sides():
@@ -135,3 +138,49 @@ def test_a_class_whose_fits_stand_out_by_colour_keeps_them_whatever_the_edges_sa
     assert classes_less_supported([coloured(e, 0.02) for e in losing], [0] * 4).all()  # helicopter-like
     # without colour evidence (nan: inscribed boxes) the edges decide alone
     assert classes_less_supported([result(e, 1.0) for e in losing], [0] * 4).all()
+
+
+def car(breadth, degrees, length=40.0, from_mask=True, converted=True):
+    """A fitted loose box of ``breadth`` at ``degrees``, as the per-box fit leaves it."""
+    corners = rotated_rect(0.0, 0.0, length, breadth, degrees)
+    return BoxResult(corners if converted else None, from_mask=from_mask,
+                     candidate=Candidate(0.0, 0.0, np.zeros((2, 2), bool), corners, np.zeros((2, 2))))
+
+
+@pytest.mark.parametrize("boxes, classes, expected", [
+    ([], [], []),
+    # fewer than four boxes of a class: each keeps its own fit
+    ([car(18, 0), car(22, 45), car(20, 30)], [0, 0, 0], [None, None, None]),
+    # the median breadth is 21; at the axes a box keeps half its own, at 45 degrees none
+    ([car(18, 0), car(22, 90), car(20, 30), car(26, 45)], [0, 0, 0, 0], [19.5, 21.5, 20.875, 21.0]),
+    # classes are pooled apart: three trucks are too few, the four cars pool alone
+    ([car(18, 0), car(24, 45), car(20, 45), car(22, 45), car(40, 45), car(44, 0), car(42, 45)],
+     [0, 0, 0, 0, 2, 2, 2], [19.5, 21.0, 21.0, 21.0, None, None, None]),
+    # fallbacks and boxes without a mask of their own neither pool nor are pooled
+    ([car(18, 0), car(20, 45), car(22, 45), car(24, 45), car(90, 45, converted=False), car(90, 45, from_mask=False)],
+     [0, 0, 0, 0, 0, 0], [19.5, 21.0, 21.0, 21.0, None, None]),
+])
+def test_pooled_breadths_table(boxes, classes, expected):
+    pooled = pooled_breadths(boxes, classes)
+    assert len(pooled) == len(expected)
+    for got, want in zip(pooled, expected):
+        assert (got is None) if want is None else got == pytest.approx(want)
+
+
+@pytest.mark.parametrize("boxes, classes, expected", [
+    ([], [], []),
+    # a class too small to pool: its boxes' breadths rest on their HBBs, (1 + (cos 2a)^2) / 2
+    ([car(18, 0), car(22, 45), car(20, 30)], [0, 0, 0], [1.0, 0.5, 0.625]),
+    # pooled (median 21): 1 - |b - 21| / 21, whatever the angle
+    ([car(21, 0), car(21, 45), car(14, 30), car(28, 45), car(21, 90)], [0, 0, 0, 0, 0],
+     [1.0, 1.0, 2 / 3, 2 / 3, 1.0]),
+    # a breadth more than twice the pool's is at 0, never below
+    ([car(10, 0), car(10, 0), car(10, 0), car(10, 0), car(35, 45)], [0, 0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0, 0.0]),
+    # fallbacks and boxes without a mask of their own keep their confidence (factor 1), and do not pool
+    ([car(18, 0), car(20, 45), car(22, 45), car(90, 45, converted=False), car(90, 45, from_mask=False)],
+     [0, 0, 0, 0, 0], [1.0, 0.5, 0.5, 1.0, 1.0]),
+])
+def test_breadth_agreements_table(boxes, classes, expected):
+    factors = breadth_agreements(boxes, classes)
+    assert factors.shape == (len(expected),) and ((factors >= 0) & (factors <= 1)).all()
+    assert factors == pytest.approx(expected)
