@@ -103,19 +103,50 @@ def distinct(values) -> np.ndarray:
 
     For integer and boolean arrays (class ids, row indices): floats are refused, since
     ``np.unique`` folds NaNs together and this sort-and-compare would not. An empty input gives
-    an empty array of its dtype.
+    an empty array of its dtype. Integers spanning a short range (class ids: a handful of
+    values over hundreds of thousands of boxes) are counted by one ``bincount`` instead of
+    sorted: at Songdo scale the sort of both sides' 540,000 class ids took 10-15 ms.
 
     Examples
     --------
     >>> distinct(np.array([7, 2, 7, 0])).tolist(), distinct(np.zeros(0, dtype=np.int64)).dtype
     ([0, 2, 7], dtype('int64'))
     """
-    values = np.sort(np.asarray(values).reshape(-1))
+    values = np.asarray(values).reshape(-1)
     if values.dtype.kind not in "biu":
         raise TypeError(f"distinct() takes integer arrays, got dtype {values.dtype}")
+    if values.dtype.kind != "b" and values.size > 64:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * values.size + 1024 and high < 2**63:  # offsets fit int64 and the count is short
+            offsets = values.astype(np.int64, copy=False) - low if low else values.astype(np.int64, copy=False)
+            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
+            return (present + low).astype(values.dtype)
+    values = np.sort(values)
     if values.size < 2:
         return values
     first = np.empty(values.size, dtype=bool)
     first[0] = True
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return values[first]
+
+
+def positions_in(values, table_values: np.ndarray) -> np.ndarray:
+    """Each value's index in ``table_values``, sorted distinct integers holding every one of them.
+
+    ``np.searchsorted(table_values, values)`` (intp), by a lookup table when the table spans a
+    short range of integers (class ids), instead of a binary search per value. A value missing
+    from ``table_values`` is not allowed.
+
+    Examples
+    --------
+    >>> positions_in(np.array([7, 2, 7, 9]), np.array([2, 7, 9])).tolist()
+    [1, 0, 1, 2]
+    """
+    values = np.asarray(values).reshape(-1)
+    if table_values.size and values.size > 64 and values.dtype.kind == "i" and table_values.dtype.kind == "i":
+        low, high = int(table_values[0]), int(table_values[-1])
+        if high - low <= 4 * values.size + 1024:
+            lookup = np.zeros(high - low + 1, dtype=np.intp)
+            lookup[table_values - low] = np.arange(table_values.size)
+            return np.take(lookup, values - low if low else values)
+    return np.searchsorted(table_values, values)

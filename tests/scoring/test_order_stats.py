@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hbb2obb.scoring.order_stats import distinct, median, median_and_percentile, percentile
+from hbb2obb.scoring.order_stats import distinct, median, median_and_percentile, percentile, positions_in
 
 # Values with many ties (a few distinct ones) or spread over magnitudes, 1 to 60 of them.
 values = st.one_of(
@@ -40,6 +40,42 @@ def test_input_is_not_reordered_and_nan_propagates():
 @given(arrays(st.sampled_from([np.int64, np.int32, np.uint8, np.bool_]), st.integers(0, 40)))
 def test_distinct_is_np_unique(data):
     got, want = distinct(data), np.unique(data)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda rng: rng.integers(0, 4, 50_000),  # class ids: the bincount path
+        lambda rng: rng.integers(-3, 2, 1000),  # negative ids
+        lambda rng: rng.integers(0, 4, 1000).astype(np.int32) + np.int32(2**31 - 10),  # near the top of a narrower type
+        lambda rng: rng.integers(0, 3, 500).astype(np.uint64) + np.uint64(2**63 - 2),  # past int64: sorted
+        lambda rng: np.repeat(np.array([-(2**63), -(2**63) + 5]), 100),  # the lowest int64
+        lambda rng: rng.integers(0, 10**12, 200),  # a wide range: sorted
+        lambda rng: np.full(65, 7, dtype=np.uint8),  # one value, just above the size the table needs
+        lambda rng: rng.integers(0, 2, 300).astype(bool),
+        lambda rng: np.zeros(0, dtype=np.int64),
+    ],
+)
+def test_distinct_by_count_or_sort_is_np_unique(make):
+    data = make(np.random.default_rng(3))
+    got, want = distinct(data), np.unique(data)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize(
+    "values, table",
+    [
+        (np.random.default_rng(1).integers(0, 4, 10_000), np.arange(4)),  # the lookup table
+        (np.random.default_rng(2).choice([-5, 3, 900], 5_000), np.array([-5, 3, 900])),
+        (np.array([7, 2, 7, 9]), np.array([2, 7, 9])),  # few values: the binary search
+        (np.random.default_rng(4).choice([0, 10**12], 500), np.array([0, 10**12])),  # a wide span: binary search
+        (np.zeros(0, dtype=np.int64), np.array([1, 2])),
+        (np.full(100, 5), np.array([5])),
+    ],
+)
+def test_positions_in_is_searchsorted(values, table):
+    got, want = positions_in(values, table), np.searchsorted(table, values)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
