@@ -160,6 +160,8 @@ class Boxes:
         """Join several sets; an optional attribute survives only when every part has it."""
         if not parts:
             return Boxes.empty()
+        if len(parts) == 1:  # a set is immutable: the one part is the join (a run of one chunk copies nothing)
+            return parts[0]
 
         def joined(name):  # a fresh array: read-only, the new set keeps it without a copy
             values = [getattr(p, name) for p in parts]

@@ -45,6 +45,7 @@ def test_concatenate_keeps_optional_columns_only_when_all_have_them():
     joined = Boxes.concatenate([a, b])
     assert joined.line.tolist() == [1, 9] and joined.score is None
     assert len(Boxes.concatenate([])) == 0
+    assert Boxes.concatenate([a]) is a  # one part: a set is immutable, nothing to copy
 
 
 def test_from_xywh_round_trip():
