@@ -117,7 +117,10 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
     warn(PROGRAM, warnings)
     list_values: dict = {}  # the per-pair lists' arrays, for the JSON writer (the lists are not changed below)
-    metrics = summarize(result, list_values)
+    # Only the JSON writer reads the dict (gates read numbers alone): the per-pair lists can stay
+    # arrays, written as the lists would be, without a Python float per pair.
+    json_only = as_json and output is None and plots is None and golden is None
+    metrics = summarize(result, list_values, per_pair_lists=not json_only)
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
     outcomes = []

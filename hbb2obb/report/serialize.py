@@ -13,6 +13,7 @@ import numpy as np
 import orjson
 
 from hbb2obb.errors import InputError
+from hbb2obb.scoring.metrics import PerPairArray
 
 _LONG_LIST = 64  # lists of numbers at least this long are rendered by the fast path
 _PLACEHOLDER = re.compile(r'"\\u0000list (\d+)\\u0000"')  # as json.dumps escapes it
@@ -59,7 +60,10 @@ def metrics_json_pieces(metrics: dict, list_values: Optional[dict] = None) -> li
 
     ``list_values``: ``{id(list): (list, float64 array)}`` for lists made by ``array.tolist()``
     and not changed since (:func:`~hbb2obb.scoring.metric_dict.summarize` fills it): such a list
-    is written from its array without reading its items back, and lists of one array once.
+    is written from its array without reading its items back, and lists of one array once. A
+    :class:`~hbb2obb.scoring.metrics.PerPairArray` (``summarize(..., per_pair_lists=False)``) is
+    written as the list ``tolist()`` would give, from its array, and never made into that list
+    when it is long and finite.
 
     Examples
     --------
@@ -74,6 +78,18 @@ def metrics_json_pieces(metrics: dict, list_values: Optional[dict] = None) -> li
     def set_aside(value):
         if isinstance(value, dict):
             return {key: set_aside(item) for key, item in value.items()}
+        if isinstance(value, PerPairArray):
+            array = value.values
+            if len(array) >= _LONG_LIST and array.dtype == np.float64:
+                if id(array) in by_array:  # another list of the same array (iou_values of ious)
+                    same_as[len(lists)] = by_array[id(array)]
+                    lists.append(lists[by_array[id(array)]])
+                    return f"\x00list {len(lists) - 1}\x00"
+                if np.isfinite(array).all():  # no items: _number_bytes spells any it must from the array
+                    by_array[id(array)] = len(lists)
+                    lists.append((None, array, True))
+                    return f"\x00list {len(lists) - 1}\x00"
+            value = value.tolist()  # short, or not finite: the list itself, as any other
         if isinstance(value, (list, tuple)):
             if len(value) >= _LONG_LIST:
                 known = list_values.get(id(value)) if list_values else None
@@ -226,7 +242,9 @@ def _number_bytes(items, floats, separator: bytes, spell=repr, floats_only: bool
     few items are spliced in as ``spell`` writes them (``spell`` must agree with ``repr`` on
     every other number). ``floats`` holds the items as float64, or is None when they are all
     ints (which both spell alike). ``floats_only`` (every item is a float): orjson writes the
-    float64 array itself, the same digits as from the list and twice as fast.
+    float64 array itself, the same digits as from the list and twice as fast; ``items`` may
+    then be None (a :class:`~hbb2obb.scoring.metrics.PerPairArray`: no list was made), and the
+    few items to spell are taken from ``floats``.
     """
     try:
         if floats_only:  # no int among the items, which the float64 array would spell as a float
@@ -245,7 +263,8 @@ def _number_bytes(items, floats, separator: bytes, spell=repr, floats_only: bool
             ends = np.append(commas, len(raw) - 1)[respelled].tolist()
             pieces, position = [], 1
             for index, start, end in zip(respelled.tolist(), starts, ends):
-                pieces += [raw[position:start], spell(items[index]).encode("ascii")]
+                item = items[index] if items is not None else float(floats[index])  # the same float
+                pieces += [raw[position:start], spell(item).encode("ascii")]
                 position = end
             pieces.append(raw[position:-1])
             body = b"".join(pieces)

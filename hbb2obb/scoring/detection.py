@@ -30,7 +30,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.geometry import polygon_area, sparse_pairwise_iou
-from hbb2obb.scoring.order_stats import distinct
+from hbb2obb.scoring.order_stats import distinct, positions_in
 
 COCO_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # as COCOeval's Params builds them
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
@@ -184,7 +184,7 @@ def frame_pairs(gt: Boxes, gt_frame, pred: Boxes, pred_frame) -> tuple[np.ndarra
 
 
 def _dense(values: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    return np.searchsorted(classes, values).astype(np.int64)
+    return positions_in(values, classes).astype(np.int64)  # a table lookup, not a binary search per box
 
 
 def _ranks(order: np.ndarray, group: np.ndarray) -> np.ndarray:

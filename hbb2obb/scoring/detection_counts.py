@@ -19,6 +19,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.scoring.detection import DetectionEval
 from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.scoring.order_stats import positions_in
 
 # match_pairs keeps pairs strictly above its threshold; "IoU at least 0.5" is "above the float just below".
 _AT_LEAST_HALF = float(np.nextafter(0.5, 0.0))
@@ -128,6 +129,7 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     box left alone counts in the background column, a detection left alone in the background
     row. Only detections with a score of at least ``conf`` count, when given. ``matches``: that
     matching made already (:func:`unscored_counts_and_matches`; only without ``conf``).
+    ``classes``: the sorted distinct class ids of both sides (each id of ``gt`` and ``pred`` is one).
 
     Examples
     --------
@@ -146,8 +148,8 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
                               one_to_one=True, with_best=False)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     n = len(classes)
-    gt_class = np.searchsorted(classes, gt.class_id)
-    pred_class = np.searchsorted(classes, pred.class_id)
+    gt_class = positions_in(gt.class_id, classes)  # every id is one of the classes: a table lookup
+    pred_class = positions_in(pred.class_id, classes)
     paired = matches.matched & ~difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True

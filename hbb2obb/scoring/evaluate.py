@@ -252,6 +252,8 @@ def _join(chunks: list) -> MatchTable:
         parts = [c.pop(key) for c in chunks]
         if not parts:
             return np.zeros(0, dtype)
+        if len(parts) == 1:  # a run of one chunk: its column, whose indices are the run's already (no copy)
+            return parts[0]
         joined = np.concatenate(parts)
         if base is not None:  # chunk-local indices to run-wide ones
             joined += np.repeat(base, [len(part) for part in parts])

@@ -254,3 +254,20 @@ def test_exclude_edge_cases_prints_the_unmatched_predictions_of_dropped_boxes(wr
     assert re.search(r"^Total Unmatched Pred Boxes: 2\n  of which on excluded edge boxes: 1 ", out, re.M)
     _, plain, _ = run(root / "gt", root / "pred", "-nb")
     assert "of which on excluded edge boxes" not in plain
+
+
+def test_json_alone_prints_the_bytes_of_the_metric_file(write_labels):
+    """--json alone leaves the per-pair lists as arrays (PerPairArray): the same bytes as -o metrics.json."""
+    boxes = range(150)  # more than 64 matches in class 0, a few in class 1, one class with predictions only
+    gt = "".join(rect(30 * (i % 30), 30 * (i // 30), 20, 10, cls=int(i % 7 == 0)) + "\n" for i in boxes)
+    pred = "".join(rect(30 * (i % 30) + i % 3, 30 * (i // 30), 20, 10, cls=int(i % 7 == 0)) + "\n" for i in boxes)
+    labels = write_labels({"gt/a.txt": gt, "pred/a.txt": pred + rect(5, 900, 8, 8, cls=4) + "\n"})
+    code, printed_json, err = run(labels / "gt", labels / "pred", "--json", "-nb", "--require", "avg_iou>0.5")
+    assert code == 0, err
+    code, _, err = run(labels / "gt", labels / "pred", "--json", "-nb", "-o", labels / "m.json")
+    assert code == 0, err
+    assert printed_json == (labels / "m.json").read_text()
+    metrics = json.loads(printed_json)
+    assert printed_json == json.dumps(metrics, indent=2) + "\n"
+    assert len(metrics["class_stats"]["0"]["ious"]) > 64 and metrics["class_stats"]["4"]["ious"] == []
+    assert metrics["class_stats"]["0"]["iou_values"] == metrics["class_stats"]["0"]["ious"]

@@ -534,3 +534,41 @@ def test_a_normalized_box_reaching_past_the_frame_edge_keeps_its_file_normalized
     assert read_obb_batch([path], strict=True).normalized == [True]
     path.write_text("0 2.5 0 3 0 3 1 2.5 1\n")  # beyond 2: pixels
     assert read_yolo_obb(path, strict=True).normalized is False
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        [GOOD * 3, GOOD + GOOD.strip() + " 0.5\n", ""],  # plain integer rows of mixed widths: the checked rows
+        [GOOD * 3, GOOD * 2, ""],  # plain integer rows of one width
+        [GOOD.strip() + " 0.5\n", "0 1.5 2 3 2 3 4 1 4 0.25\n"],  # decimals: the general pass
+        [GOOD, "0 1 2\n" + GOOD],  # a broken line: the careful reader's rows merged in
+        ["", ""],  # no rows at all
+    ],
+)
+def test_batch_rows_are_read_only_and_a_run_of_files_is_kept_as_a_view(tmp_path, contents):
+    """The rows' arrays and their bases are read-only, so a side's Boxes keeps slices of them uncopied."""
+    from hbb2obb.io.yolo_obb import read_obb_batch
+
+    paths = []
+    for index, content in enumerate(contents):
+        paths.append(tmp_path / f"{index}.txt")
+        paths[-1].write_text(content)
+    batch = read_obb_batch(paths, strict=False)
+    rows = batch.rows
+    for name in ("corners", "class_id", "score", "line", "file"):
+        array = getattr(rows, name)
+        assert not array.flags.writeable and (array.base is None or not array.base.flags.writeable), name
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 7
+        if array.base is not None:  # a view of a read-only base cannot be made writeable
+            with pytest.raises(ValueError):
+                array.setflags(write=True)
+    boxes = batch.boxes(slice(0, len(paths)))
+    assert len(boxes) == int(batch.counts.sum())
+    if len(boxes):  # a slice of every row: the same memory, no copy
+        assert np.shares_memory(boxes.corners, rows.corners) and np.shares_memory(boxes.class_id, rows.class_id)
+        assert np.shares_memory(boxes.line, rows.line)
+    alone = [read_obb_labels(path, strict=False).boxes for path in paths]  # the values are those read alone
+    assert boxes.corners.tolist() == [c for b in alone for c in b.corners.tolist()]
+    assert boxes.line.tolist() == [n for b in alone for n in b.line.tolist()]

@@ -129,3 +129,33 @@ def test_metrics_json_from_the_lists_arrays():
     assert metrics_json_bytes(metrics, list_values) == expected
     assert b"".join(metrics_json_pieces(metrics, list_values)) == expected
     assert metrics_json_bytes(metrics) == expected
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        rng.random(300),  # long and finite: written from the array
+        np.concatenate([[0.0, -0.0, 1e-7, 3e17, -2.5e-5], rng.random(95) * 1e-3]),  # items orjson spells otherwise
+        rng.random(63),  # short: written as the list
+        np.zeros(0),  # a class without matches
+        np.array([0.5] * 70 + [np.nan]),  # not finite: written from its items
+        np.array([1.0] * 64),  # exactly the long-list length
+    ],
+    ids=["long", "respelled", "short", "empty", "with-nan", "at-the-threshold"],
+)
+def test_per_pair_arrays_are_written_as_their_lists(array):
+    """summarize(..., per_pair_lists=False) hands the writer arrays: the bytes are json.dumps's of the lists."""
+    from hbb2obb.scoring.metrics import PerPairArray
+
+    other = rng.random(80)
+    deferred = {"class_stats": {"0": {"ious": PerPairArray(array), "angle_errors": PerPairArray(other),
+                                      "iou_sum": 1.5, "iou_values": PerPairArray(array)},
+                                "3": {"ious": PerPairArray(other[:70]), "iou_values": PerPairArray(other[:70])}},
+                "avg_iou": 0.5}
+    as_lists = {"class_stats": {"0": {"ious": array.tolist(), "angle_errors": other.tolist(), "iou_sum": 1.5,
+                                      "iou_values": array.tolist()},
+                                "3": {"ious": other[:70].tolist(), "iou_values": other[:70].tolist()}},
+                "avg_iou": 0.5}
+    expected = json.dumps(as_lists, indent=2).encode("ascii")
+    assert b"".join(metrics_json_pieces(deferred)) == expected
+    assert metrics_json_bytes(deferred, {}) == expected

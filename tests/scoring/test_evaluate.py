@@ -101,6 +101,29 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
     assert one.warnings == two.warnings
 
 
+@pytest.mark.parametrize("chunk_frames", [1, 4, 100])  # many chunks, a few, one (the join then copies nothing)
+def test_the_run_table_is_the_same_however_the_frames_are_chunked(tmp_path, monkeypatch, chunk_frames):
+    import dataclasses
+
+    import hbb2obb.scoring.evaluate as core
+
+    gt, pred = random_label_set(tmp_path, 5, n_frames=9)
+    whole = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty")).table  # default: one chunk
+    monkeypatch.setattr(core, "CHUNK_FRAMES", chunk_frames)
+    table = evaluate_frames(gt, pred, EvalSettings(missing_pred="empty")).table
+    assert len(table.gt) > 20 and table.frame_names == whole.frame_names
+    for field in dataclasses.fields(table):
+        got, want = getattr(table, field.name), getattr(whole, field.name)
+        if field.name in ("gt", "pred"):
+            for column in ("corners", "class_id", "line"):
+                assert np.array_equal(getattr(got, column), getattr(want, column)), (field.name, column)
+        elif field.name == "pred_index":  # meaningful where matched (MatchTable)
+            assert np.array_equal(got[table.matched], want[whole.matched])
+        elif isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), field.name
+    assert table.pred_index[table.matched].max() < len(table.pred)  # run-wide indices, not a chunk's
+
+
 @pytest.mark.parametrize("read_ahead", ["0", "1"])
 def test_reading_ahead_changes_nothing_and_ends_with_an_error(tmp_path, monkeypatch, read_ahead, started_readers):
     import hbb2obb.scoring.evaluate as core
