@@ -20,37 +20,14 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 def _owned(value, dtype, ndim: int) -> bool:
     """Whether ``value`` is an array a :class:`Boxes` can keep as it is, without a copy.
 
-    That is one no code can write through: read-only, and either owning its memory or a view
-    whose every base up the ``.base`` chain is a read-only ndarray, as the arrays
-    :class:`Boxes` stores and the label readers' row tables are (their per-file slices are
-    such views). A join (:meth:`Boxes.concatenate`), a selection, :meth:`Boxes.with_corners`
-    or a side of a read batch then keeps the arrays it was given instead of copying each one
-    again: at Songdo scale the run-wide join alone copied 35 MB of corners twice.
-
-    Numpy refuses to make a view writeable while its base is read-only, so a kept view stays
-    read-only; but an array that owns its memory can be made writeable again by whoever holds
-    it (``setflags(write=True)``), the base of a kept view included. No code in the package
-    does that; a caller who passes a read-only array, then makes it (or its base) writeable
-    and writes to it, changes the boxes kept from it.
-    A base that is not an ndarray (``np.frombuffer`` of a ``bytearray``, a memory map) is
-    not trusted: the array is copied.
-
-    Examples
-    --------
-    >>> owner = np.zeros((4, 2))
-    >>> owner.setflags(write=False)
-    >>> _owned(owner[1:], np.float64, 2), _owned(np.zeros((4, 2))[1:], np.float64, 2)
-    (True, False)
+    That is one no code can change: read-only and owning its memory (not a view), as the
+    arrays :class:`Boxes` stores are (nothing else in the package makes arrays read-only).
+    A join (:meth:`Boxes.concatenate`), a selection or :meth:`Boxes.with_corners` then keeps
+    the arrays it made or was given by another set, instead of copying each one again: at
+    Songdo scale the run-wide join alone copied 35 MB of corners twice.
     """
-    if not (isinstance(value, np.ndarray) and not value.flags.writeable and value.dtype == dtype
-            and value.ndim == ndim and value.flags.c_contiguous):
-        return False
-    base = value.base
-    while base is not None:  # numpy keeps the chain short (a view's base is the array owning the memory)
-        if not isinstance(base, np.ndarray) or base.flags.writeable:
-            return False
-        base = base.base
-    return True
+    return (isinstance(value, np.ndarray) and value.base is None and not value.flags.writeable
+            and value.dtype == dtype and value.ndim == ndim and value.flags.c_contiguous)
 
 
 @dataclass(frozen=True, eq=False)

@@ -168,14 +168,6 @@ class _FastRows:
     normalized: np.ndarray  # (f,) int8: 1 normalized, 0 absolute, -1 no boxes
     has_score: np.ndarray  # (f,) bool: boxes, every one with a confidence
 
-    def __post_init__(self) -> None:
-        # The row arrays are read-only, and so is the array each one is a view of (the corners
-        # are a reshape of a table made read-only first): a slice of a run of files is then a
-        # view :class:`Boxes` can keep without copying it (see ``boxes._owned``), and nobody
-        # can write through it. Each array is the rows' own (made here, a parse or a join).
-        for name in ("corners", "class_id", "score", "line", "file"):
-            getattr(self, name).setflags(write=False)
-
     @classmethod
     def parse(cls, blobs) -> "_FastRows":
         """Parse in groups of about ``_PARSE_BYTES`` of text: the work arrays stay small and warm."""
@@ -209,8 +201,7 @@ class _FastRows:
             with_confidence = None  # every row alike: with one when width is 10
         else:
             values, with_confidence, file, line, clean = cls._checked(rows, width)
-        corners = values[:, 1:9].copy()  # always its own memory (ascontiguousarray would keep one row a view of the table)
-        corners.setflags(write=False)  # before the reshape below: the base of the rows' corners is read-only too
+        corners = np.ascontiguousarray(values[:, 1:9])
         normalized = np.full(n_files, -1, dtype=np.int8)
         has_score = np.zeros(n_files, dtype=bool)
         if file.size:
