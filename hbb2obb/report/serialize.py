@@ -75,35 +75,36 @@ def metrics_json_pieces(metrics: dict, list_values: Optional[dict] = None) -> li
     by_start: dict = {}  # (length, id of the first item) -> indices of the lists set aside with them
     by_array: dict = {}  # id of a list_values array -> index of the list set aside with it
 
+    def from_array(items, array):
+        """The placeholder of a list written from its float64 ``array`` (``items``: the list, or
+        None for a PerPairArray, whose few items to spell come from the array), or None."""
+        if id(array) in by_array:  # another list of the same array (iou_values of ious)
+            same_as[len(lists)] = by_array[id(array)]
+            lists.append(lists[by_array[id(array)]])
+            return f"\x00list {len(lists) - 1}\x00"
+        if array.dtype == np.float64 and np.isfinite(array).all():
+            by_array[id(array)] = len(lists)
+            if items is not None:
+                by_start.setdefault((len(items), id(items[0])), []).append(len(lists))
+            lists.append((items, array, True))
+            return f"\x00list {len(lists) - 1}\x00"
+        return None
+
     def set_aside(value):
         if isinstance(value, dict):
             return {key: set_aside(item) for key, item in value.items()}
         if isinstance(value, PerPairArray):
-            array = value.values
-            if len(array) >= _LONG_LIST and array.dtype == np.float64:
-                if id(array) in by_array:  # another list of the same array (iou_values of ious)
-                    same_as[len(lists)] = by_array[id(array)]
-                    lists.append(lists[by_array[id(array)]])
-                    return f"\x00list {len(lists) - 1}\x00"
-                if np.isfinite(array).all():  # no items: _number_bytes spells any it must from the array
-                    by_array[id(array)] = len(lists)
-                    lists.append((None, array, True))
-                    return f"\x00list {len(lists) - 1}\x00"
+            placeholder = from_array(None, value.values) if len(value) >= _LONG_LIST else None
+            if placeholder is not None:
+                return placeholder
             value = value.tolist()  # short, or not finite: the list itself, as any other
         if isinstance(value, (list, tuple)):
             if len(value) >= _LONG_LIST:
                 known = list_values.get(id(value)) if list_values else None
                 if known is not None and known[0] is value and len(known[1]) == len(value):
-                    array = known[1]
-                    if id(array) in by_array:  # another list of the same array (iou_values of ious)
-                        same_as[len(lists)] = by_array[id(array)]
-                        lists.append(lists[by_array[id(array)]])
-                        return f"\x00list {len(lists) - 1}\x00"
-                    if array.dtype == np.float64 and np.isfinite(array).all():
-                        by_array[id(array)] = len(lists)
-                        by_start.setdefault((len(value), id(value[0])), []).append(len(lists))
-                        lists.append((value, array, True))
-                        return f"\x00list {len(lists) - 1}\x00"
+                    placeholder = from_array(value, known[1])
+                    if placeholder is not None:
+                        return placeholder
                 earlier = _copy_of(value, lists, by_start.setdefault((len(value), id(value[0])), []))
                 if earlier is not None:
                     same_as[len(lists)] = earlier
