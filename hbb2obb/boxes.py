@@ -6,10 +6,12 @@ Every layer (label readers, geometry, matching, analysis, converters) takes and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 import numpy as np
+
+from hbb2obb.record_types import record
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -30,7 +32,7 @@ def _owned(value, dtype, ndim: int) -> bool:
             and value.dtype == dtype and value.ndim == ndim and value.flags.c_contiguous)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Boxes:
     """Oriented boxes as four corners each, with aligned per-box attributes.
 

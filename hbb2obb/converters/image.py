@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -88,6 +88,7 @@ from hbb2obb.converters.image_scene import (
     side_by_side_breadths,
 )
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.record_types import record
 
 LABEL_SUFFIX = ".txt"
 #: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side neighbours'
@@ -109,7 +110,7 @@ DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "im
                       "tightness": "auto"}
 
 
-@dataclass
+@record(frozen=False)
 class ImageConversion:
     """The OBBs of one frame and, when asked for, the masks and hulls behind them.
 
@@ -311,7 +312,7 @@ def hbb_xyxy(label_file, size: tuple[float, float]) -> np.ndarray:
     return xyxy
 
 
-@dataclass
+@record(frozen=False)
 class FrameConversion:
     """One converted frame: the parsed prompts, the decoded image, the boxes in pixels, the result."""
 

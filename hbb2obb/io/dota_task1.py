@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +17,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text import LabelProblem, ProblemSink, describe_bad_number, parse_number, split_lines
+from hbb2obb.record_types import record
 
 TASK1_FILE = re.compile(r"^Task1_(.+)\.txt$")
 
@@ -36,7 +36,7 @@ def task1_files(folder: str | Path) -> list[Path]:
     return [folder / name for name in sorted(names)]
 
 
-@dataclass(frozen=True)
+@record
 class Task1Detections:
     """A submission split by image.
 

@@ -7,7 +7,6 @@ size and the file they came from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -15,11 +14,12 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
+from hbb2obb.record_types import record
 
 DEFAULT_PRECISION = 2  # decimals of a pixel every integer format is derived from (the reference's)
 
 
-@dataclass(frozen=True)
+@record
 class FrameLabels:
     """The boxes of one frame in pixels, with its size when known.
 

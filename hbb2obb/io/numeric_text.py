@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import operator
 import warnings
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from hbb2obb.record_types import record
 
 _OTHER, _DIGIT, _DOT, _SIGN, _EXPONENT, _BLANK, _LF, _CR = range(8)  # token bytes: _DIGIT .. _EXPONENT
 _BYTE_KIND = np.zeros(256, dtype=np.uint8)
@@ -31,7 +32,7 @@ _POWERS_OF_TEN = 10.0 ** np.arange(_MAX_DIGITS + 1)
 
 
 
-@dataclass(frozen=True)
+@record
 class NumericRows:
     """Rows of whitespace-separated numbers from several files, tokenized and converted at once.
 

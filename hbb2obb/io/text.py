@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -15,9 +14,10 @@ from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.numeric_text import NumericRows, numeric_rows  # noqa: F401 (the bulk tokenizer, re-exported)
 from hbb2obb.io.reader_process import read_files
 from hbb2obb.io.text_file import read_file_bytes
+from hbb2obb.record_types import record
 
 
-@dataclass(frozen=True)
+@record
 class LabelProblem:
     """One broken line that was skipped: where it is and what is wrong with it."""
 
@@ -29,7 +29,7 @@ class LabelProblem:
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@record
 class LabelFile:
     """A parsed label file.
 

@@ -9,19 +9,20 @@ VOC files is checked on its own; otherwise each subfolder is, ``labels_NAME/`` p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Optional
 
 from hbb2obb.io.frame_labels import integer_corners
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import ALL_FORMATS, LabelSet, canonical_set, label_files, read_set, resolve_names
+from hbb2obb.record_types import record
 
 SIDECAR_DIRS = frozenset({"labels_confidence", "labels_polygon"})  # one .txt per frame, but not labels
 LISTED = 5  # frame names listed per missing/unexpected message
 
 
-@dataclass
+@record(frozen=False)
 class FolderCheck:
     """What was compared in one folder."""
 
@@ -31,7 +32,7 @@ class FolderCheck:
     formats: tuple
 
 
-@dataclass
+@record(frozen=False)
 class VerifyReport:
     """The outcome of :func:`verify_tree`: folders compared, notes, and every disagreement found."""
 

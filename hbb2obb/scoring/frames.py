@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Optional
 
@@ -14,9 +14,10 @@ from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 from hbb2obb.scoring.frame_plan import FrameSpec, spec_column
+from hbb2obb.record_types import record
 
 
-@dataclass
+@record(frozen=False)
 class FrameHealth:
     """Counts of what was repaired or skipped while loading, summed over frames."""
 
@@ -46,7 +47,7 @@ class FrameHealth:
             self.mixed_files.setdefault(side, files)
 
 
-@dataclass(frozen=True)
+@record
 class LoadedFrame:
     """One frame's boxes after repair, scaling and exclusions."""
 
@@ -56,7 +57,7 @@ class LoadedFrame:
     size: Optional[tuple[float, float]]
 
 
-@dataclass(frozen=True)
+@record
 class LoadedFrames:
     """Several frames' boxes after repair, scaling and exclusions, frame after frame.
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass
 from numbers import Real
 from typing import Optional
 
@@ -21,6 +20,7 @@ from hbb2obb.errors import UsageError
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.detection_summary import CLASS_DETECTION_KEYS, DETECTION_KEYS
 from hbb2obb.scoring.metrics import LADDER_ALIASES
+from hbb2obb.record_types import record
 
 COMPARISONS = {
     ">=": operator.ge,
@@ -37,7 +37,7 @@ _GATE = re.compile(
     r"(?P<bound>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*$")
 
 
-@dataclass(frozen=True)
+@record
 class Gate:
     """One bound on one metric, overall (``class_id`` None) or of one class."""
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.report.serialize import read_metrics_yaml
+from hbb2obb.record_types import record
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
 _LONG_LIST = 64  # lists of floats at least this long are compared as arrays
@@ -230,7 +230,7 @@ def _first_float_difference(expected: list, actual: list, tolerance: float, wher
     return f"{where}[{i}]", expected[i], actual[i]
 
 
-@dataclass(frozen=True)
+@record
 class GoldenComparison:
     """The outcome of comparing a run with a golden file, field by field.
 
