@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import shapely_iou
 from hbb2obb.geometry import iou_pairs
-from hbb2obb.geometry.exact import TIE_WINDOW, exact_iou, near_bounds, settle_ties
+from hbb2obb.geometry.exact import TIE_WINDOW, exact_iou, exact_iou_ratio, near_bounds, settle_ties
 from hbb2obb.scoring.evaluate import evaluate_obb
 
 # Integer corners, IoU exactly 1/2 (found by scripts/parity_reference.py): shapely, hence the
@@ -81,3 +81,68 @@ def test_settle_ties_with_rows_gathers_the_pairs_itself():
     floats = iou_pairs(a[a_rows], b[b_rows])
     assert settle_ties(floats, a, b, [0.1, 1 / 3], a_rows, b_rows).tolist() == \
         settle_ties(floats, a[a_rows], b[b_rows], [0.1, 1 / 3]).tolist()
+
+
+def _fraction_iou(a: np.ndarray, b: np.ndarray):
+    """The rational-number algorithm exact_iou used before it went to integers: the test's oracle."""
+
+    def area2(points):
+        return sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]))
+
+    def clip(subject, start, end):
+        (ax, ay), (bx, by) = start, end
+        out = []
+        for p, q in zip(subject, subject[1:] + subject[:1]):
+            sp = (bx - ax) * (p[1] - ay) - (by - ay) * (p[0] - ax)
+            sq = (bx - ax) * (q[1] - ay) - (by - ay) * (q[0] - ax)
+            if sp >= 0:
+                out.append(p)
+            if sp * sq < 0:
+                t = sp / (sp - sq)
+                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+        return out
+
+    pa = [(Fraction(float(x)), Fraction(float(y))) for x, y in a]
+    pb = [(Fraction(float(x)), Fraction(float(y))) for x, y in b]
+    pa, pb = (p if area2(p) >= 0 else p[::-1] for p in (pa, pb))
+    inter = pa
+    for start, end in zip(pb, pb[1:] + pb[:1]):
+        if inter and start != end:
+            inter = clip(inter, start, end)
+    union = abs(area2(pa)) + abs(area2(pb)) - (abs(area2(inter)) if len(inter) >= 3 else 0)
+    return (abs(area2(inter)) if len(inter) >= 3 else 0) / union if union > 0 else None
+
+
+# Rotated rectangles at 4K coordinates with arbitrary float corners (not integers, not short
+# decimals): the integer arithmetic must give the very fraction the rational one gives.
+_coordinate = st.floats(min_value=-50.0, max_value=4000.0, allow_nan=False, allow_infinity=False)
+_rectangle = st.tuples(_coordinate, _coordinate, st.floats(0.01, 300.0), st.floats(0.01, 300.0),
+                       st.floats(-np.pi, np.pi))
+
+
+def _corners(cx, cy, length, breadth, angle):
+    c, s = np.cos(angle), np.sin(angle)
+    half = np.array([[length, breadth], [-length, breadth], [-length, -breadth], [length, -breadth]]) / 2
+    return np.column_stack([cx + half[:, 0] * c - half[:, 1] * s, cy + half[:, 0] * s + half[:, 1] * c])
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rectangle, st.floats(-20.0, 20.0), st.floats(-20.0, 20.0), _rectangle)
+def test_the_integer_arithmetic_gives_the_rational_algorithm_s_fraction(first, dx, dy, other):
+    a = _corners(*first)
+    near = _corners(first[0] + dx, first[1] + dy, *other[2:])  # overlapping more often than not
+    for b in (near, _corners(*other), a[::-1].copy(), a + 0.5):
+        assert exact_iou(a, b) == _fraction_iou(a, b)
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    (GT, PRED, Fraction(1, 2)),
+    (GT, GT + [10.0, 0.0], Fraction(0)),  # apart
+    (GT, GT, Fraction(1)),
+    (GT * 2.0 ** -40, PRED * 2.0 ** -40, Fraction(1, 2)),  # scaled far below 1: the same IoU
+    (GT * 2.0 ** 40, PRED * 2.0 ** 40, Fraction(1, 2)),  # and far above
+    (np.zeros((4, 2)), np.zeros((4, 2)), None),  # no union
+])
+def test_exact_iou_on_a_table_of_cases(a, b, expected):
+    assert exact_iou(a, b) == expected
+    assert exact_iou_ratio(a, b) == (None if expected is None else (expected.numerator, expected.denominator))
