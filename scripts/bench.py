@@ -554,6 +554,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "analyze (hbb2obb-analyze at 50k); none: skip the peers")
     parser.add_argument("--small-frames", type=int, default=100_000, help="frames of 3 boxes in the small-files set")
     parser.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer per set (the median is shown)")
+    parser.add_argument("--start-up-rounds", type=int, default=bench_peers.START_UP_ROUNDS,
+                        help="interleaved rounds of the 10-box start-up row (ours, import numpy, with one BLAS "
+                             "thread; default %(default)s)")
     parser.add_argument("--reference-python", help="interpreter of an existing hbb2obb 1.12.0 installation "
                                                    "(default: .bench/refvenv, created on first use)")
     parser.add_argument("--no-reference", action="store_true", help="leave the reference tool out of the peers")

@@ -31,6 +31,10 @@ REFERENCE_DEPENDENCIES = ("shapely", "pandas", "tqdm", "pyyaml", "matplotlib", "
 DRIVER = ROOT / "scripts" / "reference_driver.py"
 VECTORIZED = ROOT / "scripts" / "shapely_vectorized.py"
 ONE_BLAS_THREAD = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "  # what our commands set
+#: Interleaved rounds of the start-up row (bench.py --start-up-rounds): a 0.2 s process on a
+#: shared VM varies by half from run to run (three rounds gave medians of 1.08x-1.58x of
+#: ``import numpy`` on one day), and fifteen cost a few seconds.
+START_UP_ROUNDS = 15
 SETS = ("tiny", "10k", "50k", "songdo", "small", "dense", "analyze")
 
 
@@ -112,7 +116,7 @@ def run_peers(args, sets: dict, tools) -> list:
             floors = {"python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
                       "the same, 1 BLAS thread": [sys.executable, "-c", ONE_BLAS_THREAD + "import numpy"]}
             runs = {key: [] for key in ["ours", *floors]}
-            for _ in range(max(args.repeat, 1)):
+            for _ in range(max(args.start_up_rounds, 1)):
                 runs["ours"] += timed(tools.ours(label_set), 1).runs
                 for key, command in floors.items():
                     runs[key] += timed(command, 1).runs

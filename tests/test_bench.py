@@ -59,8 +59,8 @@ def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path
     # the 10-box start-up row and shapely 2's vectorized script on the first frames, agreeing.
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "6", "--boxes", "4", "8", "--dense-frames", "1",
-         "--dense-boxes", "40", "--repeat", "1", "--jobs", "1", "--no-profile", "--keep", str(tmp_path),
-         "--sets", "tiny", "10k", "dense", "--no-reference"],
+         "--dense-boxes", "40", "--repeat", "1", "--start-up-rounds", "1", "--jobs", "1", "--no-profile",
+         "--keep", str(tmp_path), "--sets", "tiny", "10k", "dense", "--no-reference"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
