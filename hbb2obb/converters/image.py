@@ -48,7 +48,10 @@ whose look-alike masks swell across the gaps). In a loose frame, vehicles of one
 breadth far more closely than their masks say, so each box fitted to its own mask is refitted at
 its breadth pooled with its class's (the class median, its own weighing at most half, and less
 the nearer it lies to 45 degrees, where a loose HBB gives little more than length plus breadth),
-and the refit is judged as the fit was.
+and the refit is judged as the fit was. Then each side of a loose box at least 25 px across that
+stops where a bright body ends moves out to the dark band just beyond it, the lower panels and
+tyres an oblique view shows, which colour clusters give to the background
+(:mod:`hbb2obb.converters.image_sides`), judged the same way.
 
 A box written as its HBB is counted as a fallback, with its reason. The parameters, the
 alternatives that were measured and the numbers are in the README's converter section.
@@ -87,6 +90,7 @@ from hbb2obb.converters.image_scene import (
     row_axes,
     side_by_side_breadths,
 )
+from hbb2obb.converters.image_sides import banded_result
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.record_types import record
 
@@ -97,6 +101,9 @@ SIDE_BY_SIDE = True
 #: In a loose frame, refit each box at its breadth pooled with its class's
 #: (:func:`~hbb2obb.converters.image_scene.pooled_breadths`); off only to measure it.
 POOL_BREADTHS = True
+#: In a loose frame, move each fitted side out to the dark band just beyond it
+#: (:func:`~hbb2obb.converters.image_sides.extended_to_bands`); off only to measure it.
+EXTEND_TO_BANDS = True
 #: The confidence of a box narrowed to its side-by-side neighbours' distance: its mask spilled
 #: across the gaps between them, which is what the narrowing corrected, so the mask no longer
 #: judges it. On the tuned DOTA frames the narrowed boxes were the better ones (mean IoU 0.887
@@ -233,6 +240,9 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
                     results[index] = refitted
             if results[index].corners is not None:  # how far the pool had to move its breadth
                 results[index].confidence *= float(agreements[index])
+    if tightness == "loose" and EXTEND_TO_BANDS:
+        results = [banded_result(image, segmentation, result, check=check, keep_masks=keep_masks)
+                   for segmentation, result in zip(segmentations, results)]
     if scene and tightness == "tight":
         results = _rescue_by_rows(xyxy, segmentations, results, check)
         if SIDE_BY_SIDE:
