@@ -161,6 +161,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     converted = boxes = fallbacks = 0
     reasons, readings = {}, {}
     unreadable = []
+    broken_lines = 0  # HBB lines that could not be read: warned one by one, counted on the Skipped: line
     start = time.perf_counter()
     try:
         with progress_bar(len(prompted), "Converting", no_bar) as bar:
@@ -180,6 +181,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                 if confidence_path is not None:
                     guard.wrote(confidence_path)
                 warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
+                broken_lines += len(result.label_file.problems)
                 fallback = result.conversion.fallback
                 for line, reason in zip(result.label_file.boxes.line.tolist(), result.conversion.reasons):
                     if reason:
@@ -208,6 +210,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo("HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items())))
     skipped = [(len(unprompted), "image(s) without an HBB file"), (len(orphans), "HBB file(s) without an image"),
                (len(unreadable), "unreadable frame(s)")]
+    if broken_lines:  # named only when there are some, so the line reads as before otherwise
+        skipped.append((broken_lines, "broken HBB line(s) (no OBB written for them)"))
     if any(count for count, _ in skipped):
         click.echo("Skipped: " + ", ".join(f"{count} {what}" for count, what in skipped))
     if confidence_dir is not None:

@@ -165,6 +165,9 @@ def test_confidence_dir_writes_one_score_per_obb_line(dataset, tmp_path):
     scores = (tmp_path / "conf" / f"{name}.txt").read_text().splitlines()
     obb_lines = (tmp_path / "obb" / f"{name}.txt").read_text().splitlines()
     assert len(scores) == len(obb_lines) == 4  # the broken line is in neither
+    assert f"{name}.txt:5:" in result.stderr and "line skipped" in result.stderr
+    assert "Skipped: 0 image(s) without an HBB file, 0 HBB file(s) without an image, 0 unreadable frame(s), " \
+           "1 broken HBB line(s) (no OBB written for them)" in result.stdout
     assert all(re.fullmatch(r"\d\.\d{4}", s) for s in scores)
     values = [float(s) for s in scores]
     assert all(0 <= v <= 1 for v in values) and values[3] == 0.0  # the degenerate box fell back
