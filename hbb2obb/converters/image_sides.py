@@ -37,22 +37,24 @@ OFFSETS = np.linspace(-0.08, 0.30, 39)
 ALONG = np.linspace(-0.3, 0.3, 13)
 
 
-def band_offset(profile: np.ndarray, offsets: np.ndarray, *, reach: float = REACH, depth: float = DEPTH,
-                ground_margin: float = GROUND_MARGIN, rise: float = RISE) -> float:
-    """How far (in the units of ``offsets``, breadths) a side moves out to its dark band; 0 for none.
+def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = REACH, depth: float = DEPTH,
+                 ground_margin: float = GROUND_MARGIN, rise: float = RISE) -> np.ndarray:
+    """How far (in the units of ``offsets``, breadths) each side moves out to its dark band; 0 for none.
 
     Parameters
     ----------
-    profile : ndarray, shape (n,)
-        Mean grey level at each offset from the side.
+    profiles : ndarray, shape (..., n)
+        Mean grey level at each offset from a side, one row per side.
     offsets : ndarray, shape (n,)
         Increasing offsets from the side in breadths: negative inside the box, positive outside.
 
     Returns
     -------
-    float
-        The offset of the band's darkest point, or 0.0 when no band passes the tests (a flat,
-        rising or monotonically falling profile, or a band too shallow).
+    ndarray, shape (...)
+        Per row, the offset of the band's darkest point, or 0.0 when no band passes the tests (a
+        flat, rising or monotonically falling profile, a band too shallow, a row that is not
+        finite); all zeros when ``offsets`` has no sample inside, on the ground or within reach,
+        or its length is not the rows'.
 
     Examples
     --------
@@ -60,29 +62,33 @@ def band_offset(profile: np.ndarray, offsets: np.ndarray, *, reach: float = REAC
     >>> body, band, road = 200.0, 60.0, 110.0
     >>> profile = np.where(offsets < 0.0, body, np.where(offsets < 0.06, band, road))
     >>> profile[np.argmin(np.abs(offsets - 0.05))] = band - 5  # the band's darkest point
-    >>> round(band_offset(profile, offsets), 2)
-    0.05
-    >>> band_offset(np.full(39, 120.0), offsets)  # nothing but road
-    0.0
-    >>> band_offset(np.where(offsets < 0.0, body, band), offsets)  # a wide shadow: no rise beyond
-    0.0
+    >>> flat = np.full(39, 120.0)                                # nothing but road
+    >>> shadow = np.where(offsets < 0.0, body, band)            # a wide shadow: no rise beyond
+    >>> band_offsets(np.stack([profile, flat, shadow]), offsets).round(2).tolist()
+    [0.05, 0.0, 0.0]
+    >>> band_offsets(np.empty((0, 39)), offsets).shape
+    (0,)
     """
-    profile = np.asarray(profile, dtype=np.float64)
+    profiles = np.asarray(profiles, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.float64)
-    if profile.size == 0 or profile.shape != offsets.shape or not np.isfinite(profile).all():
-        return 0.0
+    none = np.zeros(profiles.shape[:-1])
     inside = offsets < 0.0
     ground = offsets >= 0.18
     searched = (offsets >= 0.0) & (offsets <= reach)
-    if not (inside.any() and ground.any() and searched.any()):
-        return 0.0
-    k = int(np.argmin(np.where(searched, profile, np.inf)))
-    beyond = (offsets > offsets[k] + 0.05) & (offsets <= offsets[k] + 0.12)
-    darkest = profile[k]
-    if (beyond.any() and darkest < profile[inside].mean() - depth and darkest < profile[ground].mean() - ground_margin
-            and profile[beyond].mean() - darkest >= rise):
-        return float(offsets[k])
-    return 0.0
+    if profiles.shape[-1:] != offsets.shape or not (inside.any() and ground.any() and searched.any()):
+        return none
+    k = np.argmin(np.where(searched, profiles, np.inf), axis=-1)
+    darkest = np.take_along_axis(profiles, k[..., None], axis=-1)[..., 0]
+    start = offsets[k]
+    beyond = (offsets > start[..., None] + 0.05) & (offsets <= start[..., None] + 0.12)
+    count = beyond.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        beyond_mean = np.where(beyond, profiles, 0.0).sum(axis=-1) / count
+    moves = ((count > 0) & np.isfinite(profiles).all(axis=-1)
+             & (darkest < profiles[..., inside].mean(axis=-1) - depth)
+             & (darkest < profiles[..., ground].mean(axis=-1) - ground_margin)
+             & (beyond_mean - darkest >= rise))
+    return np.where(moves, start, 0.0)
 
 
 def _sample_grey(image, points: np.ndarray) -> np.ndarray:
@@ -147,15 +153,17 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     if not breadth >= min_breadth:
         return corners
     axis_a, axis_b = edge_a / length_a, edge_b / length_b
-    # the four sides: (normal, half-extent along it, direction along the side, side length)
-    sides = [(axis_b, length_b / 2, axis_a, length_a), (-axis_b, length_b / 2, axis_a, length_a),
-             (axis_a, length_a / 2, axis_b, length_b), (-axis_a, length_a / 2, axis_b, length_b)]
-    points = np.stack([centre + (half + OFFSETS[:, None, None] * breadth) * normal
-                       + (ALONG[None, :, None] * side_length) * along
-                       for normal, half, along, side_length in sides])  # (4, offsets, along, 2)
+    # the four sides (+b, -b, +a, -a): outward normal, half-extent along it, direction along the
+    # side, side length; then every sample point at once, shape (4 sides, offsets, along, 2)
+    normals = np.stack([axis_b, -axis_b, axis_a, -axis_a])
+    halves = np.array([length_b, length_b, length_a, length_a]) / 2
+    alongs = np.stack([axis_a, axis_a, axis_b, axis_b])
+    side_lengths = np.array([length_a, length_a, length_b, length_b])
+    points = (centre + (halves[:, None, None, None] + OFFSETS[None, :, None, None] * breadth) * normals[:, None, None]
+              + (ALONG[None, None, :, None] * side_lengths[:, None, None, None]) * alongs[:, None, None])
     profiles = _sample_grey(image, points).mean(axis=2)
-    moves = [band_offset(profile, OFFSETS, reach=reach) * breadth for profile in profiles]
-    if not any(moves):
+    moves = band_offsets(profiles, OFFSETS, reach=reach) * breadth
+    if not moves.any():
         return corners
     # half-extents along axis_b (+, -) and axis_a (+, -)
     b_hi, b_lo = length_b / 2 + moves[0], length_b / 2 + moves[1]

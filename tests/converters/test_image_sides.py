@@ -16,7 +16,7 @@ from hbb2obb.converters.image_sides import (
     MIN_BREADTH,
     OFFSETS,
     REACH,
-    band_offset,
+    band_offsets,
     banded_result,
     extended_to_bands,
 )
@@ -42,7 +42,7 @@ def profile_with_band(start: float, end: float, *, band: float = BAND, ground: f
     (np.linspace(BODY, 0.0, OFFSETS.size), 0.0),      # falling all the way: no band
 ])
 def test_band_offset_table(profile, expected):
-    assert band_offset(profile, OFFSETS) == pytest.approx(expected, abs=1e-12)
+    assert float(band_offsets(profile, OFFSETS)) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("profile, offsets", [
@@ -52,7 +52,16 @@ def test_band_offset_table(profile, expected):
     (np.array([BODY, BAND, ROAD]), np.array([0.01, 0.02, 0.03])),  # nothing inside or on the ground
 ])
 def test_band_offset_is_zero_without_a_usable_profile(profile, offsets):
-    assert band_offset(profile, offsets) == 0.0
+    assert band_offsets(profile, offsets).shape == () and float(band_offsets(profile, offsets)) == 0.0
+
+
+def test_rows_are_judged_each_on_its_own():
+    rows = np.stack([profile_with_band(0.03, 0.08), np.full(OFFSETS.shape, np.nan), profile_with_band(0.05, 0.1),
+                     np.full(OFFSETS.shape, ROAD)])
+    together = band_offsets(rows.reshape(2, 2, -1), OFFSETS)
+    assert together.shape == (2, 2)
+    assert together.reshape(-1).tolist() == [float(band_offsets(row, OFFSETS)) for row in rows]
+    assert together.reshape(-1).round(2).tolist() == [0.03, 0.0, 0.05, 0.0]
 
 
 def car_frame(band_rows: slice | None = None, *, band_cols: slice | None = None, breadth: int = 40) -> Image.Image:
