@@ -34,6 +34,7 @@ def pytest_unconfigure(config):
         shutil.rmtree(_RUN_TEMP, ignore_errors=True)
 SHARED = ROOT.parent / "shared"
 SAMPLE = SHARED / "data" / "songdo-sample"
+DOTA_SAMPLE = SHARED / "data" / "dota-sample"
 REFERENCE = SHARED / "reference"
 
 
@@ -43,6 +44,14 @@ def sample_dir() -> Path:
     if not (SAMPLE / "labels_obb_gt").is_dir():
         pytest.skip("real sample ../shared/data/songdo-sample not present")
     return SAMPLE
+
+
+@pytest.fixture
+def dota_sample_dir() -> Path:
+    """The three-frame DOTA sample (tight HBBs); tests using it skip where ../shared is absent."""
+    if not (DOTA_SAMPLE / "labels_obb_gt").is_dir():
+        pytest.skip("real sample ../shared/data/dota-sample not present")
+    return DOTA_SAMPLE
 
 
 @pytest.fixture

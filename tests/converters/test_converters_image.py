@@ -372,9 +372,30 @@ def test_on_the_synthetic_dataset(tmp_path):
 
 
 def test_on_the_real_sample(sample_dir, tmp_path):
-    """Regression floor on the two 4K Songdo frames (see the README for the measured numbers)."""
+    """Issue 15's targets on the two 4K Songdo frames, default settings: mean IoU >= 0.875, angle
+    p90 <= 5 deg, no fallback (measured 0.882 and 3.1 deg; the README has the numbers)."""
     report = ImageConverter().convert(sample_dir / "labels_hbb", tmp_path, {}, img_source=sample_dir / "images")
     metrics = evaluate_obb(sample_dir / "labels_obb_gt", tmp_path)
     assert (report.files, report.boxes, report.fallbacks) == (2, 122, 0)
     assert metrics["total_matches"] == 122
-    assert metrics["avg_iou"] > 0.84 and metrics["p90_angle_error"] <= 8.0
+    assert metrics["avg_iou"] >= 0.875 and metrics["p90_angle_error"] <= 5.0
+
+
+def test_on_the_real_dota_sample_every_class_beats_its_hbb_and_meets_its_target(dota_sample_dir, tmp_path):
+    """Issue 15's per-class targets on the three DOTA frames (tight HBBs), default settings, each
+    class also at least its HBB emitted as is (measured: ships 0.860, planes 0.876, helicopters
+    0.860, vehicles 0.922; the README has the table)."""
+    import yaml
+
+    names = yaml.safe_load((dota_sample_dir / "classes.yaml").read_text(encoding="utf-8"))
+    names = names if isinstance(names, dict) else dict(enumerate(names))
+    ImageConverter().convert(dota_sample_dir / "labels_hbb", tmp_path / "obb", {}, img_source=dota_sample_dir / "images")
+    get_converter("identity").convert(dota_sample_dir / "labels_hbb", tmp_path / "as_is", {})
+    converted = evaluate_obb(dota_sample_dir / "labels_obb_gt", tmp_path / "obb")["class_stats"]
+    as_is = evaluate_obb(dota_sample_dir / "labels_obb_gt", tmp_path / "as_is")["class_stats"]
+    by_name = {names[int(class_id)]: class_id for class_id in converted}
+    for class_id, stats in converted.items():
+        assert stats["avg_iou"] >= as_is[class_id]["avg_iou"], names[int(class_id)]
+    mean = lambda *classes: np.mean(sum((converted[by_name[c]]["ious"] for c in classes), []))
+    assert mean("ship") >= 0.60 and mean("helicopter") >= 0.75 and mean("plane") >= 0.86
+    assert mean("large-vehicle", "small-vehicle") >= 0.92
