@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hbb2obb.converters.image_box import judged_box
+
 #: Narrowest box (image pixels across) whose sides are moved.
 MIN_BREADTH = 25.0
 #: Farthest a side moves, as a share of the box's breadth (the same for the ends).
@@ -165,14 +167,11 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     moves = band_offsets(profiles, OFFSETS, reach=reach) * breadth
     if not moves.any():
         return corners
-    # half-extents along axis_b (+, -) and axis_a (+, -)
-    b_hi, b_lo = length_b / 2 + moves[0], length_b / 2 + moves[1]
-    a_hi, a_lo = length_a / 2 + moves[2], length_a / 2 + moves[3]
-    new_centre = centre + (b_hi - b_lo) / 2 * axis_b + (a_hi - a_lo) / 2 * axis_a
-    half_a, half_b = (a_hi + a_lo) / 2, (b_hi + b_lo) / 2
-    # corners[0] sits at (-a, -b) in the (axis_a, axis_b) frame, then (+a, -b), (+a, +b), (-a, +b)
-    signs = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64)
-    return new_centre + signs[:, :1] * half_a * axis_a + signs[:, 1:] * half_b * axis_b
+    # each corner moves out along the normals of its two sides: corners[0] sits on the -a and -b
+    # sides, then (+a, -b), (+a, +b), (-a, +b)
+    along_a = np.array([-moves[3], moves[2], moves[2], -moves[3]])
+    along_b = np.array([-moves[1], -moves[1], moves[0], moves[0]])
+    return corners + along_a[:, None] * axis_a + along_b[:, None] * axis_b
 
 
 def banded_result(image, segmentation, result, *, check: bool = True, keep_masks: bool = False):
@@ -183,12 +182,10 @@ def banded_result(image, segmentation, result, *, check: bool = True, keep_masks
     moves, or when the self-check would send the moved box back to its HBB (so the move adds no
     fallback). The moved box keeps ``result``'s confidence, which judged the fit before the move.
     """
-    from hbb2obb.converters.image_box import judged_box
-
     if result.corners is None or not result.from_mask or result.candidate is None:
         return result
     moved = extended_to_bands(image, result.corners)
-    if moved is result.corners or np.array_equal(moved, result.corners):
+    if np.array_equal(moved, result.corners):
         return result
     judged = judged_box(segmentation, result.candidate, moved, tight=False, check=check, keep_masks=keep_masks,
                         hbb=result)
