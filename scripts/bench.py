@@ -414,8 +414,8 @@ import json, sys
 import hbb2obb.cli.eval as cli
 imported = time.perf_counter()
 import hbb2obb.scoring.evaluate as core
-import hbb2obb.scoring.frames as frames
-import hbb2obb.scoring.detection as detection
+import hbb2obb.frames.loading as frames
+import hbb2obb.detection.evaluate as detection
 import hbb2obb.geometry.iou as iou_module
 spent = {}
 def wrap(module, name, label):

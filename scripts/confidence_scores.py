@@ -10,7 +10,7 @@ splits each into the frames used while tuning and the frame held out of all tuni
 the latter.
 
 Every frame is converted as ``hbb2obb IMAGES --hbb_dir labels_hbb --obb_dir OUT -nb
---confidence_dir C`` converts it (:func:`hbb2obb.converters.image.convert_frame`, which writes
+--confidence_dir C`` converts it (:func:`hbb2obb.converters.image.converter.convert_frame`, which writes
 the OBB and the confidence files); the OBB files are matched to the ground truth by the scoring
 core (:func:`hbb2obb.scoring.evaluate.evaluate_frames`, what ``hbb2obb-eval`` runs), and each
 box gets the IoU of its match (0 when no ground-truth box matched it). Per set it prints:
@@ -39,7 +39,7 @@ from scipy.stats import spearmanr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from converter_scores import HELD_OUT, link_subset, parse_param  # noqa: E402
 
-from hbb2obb.converters.image import DEFAULT_PARAMETERS, convert_frame  # noqa: E402
+from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, convert_frame  # noqa: E402
 from hbb2obb.io import find_image  # noqa: E402
 from hbb2obb.scoring.evaluate import evaluate_frames  # noqa: E402
 

@@ -31,8 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (the label-set generator)
 
-from hbb2obb.scoring.detection import DetectionParams, evaluate_detections  # noqa: E402
-from hbb2obb.scoring.detection_accumulate import accumulate, summarize_detections  # noqa: E402
+from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections  # noqa: E402
+from hbb2obb.detection.accumulate import accumulate, summarize_detections  # noqa: E402
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames  # noqa: E402
 
 KEYS = ("map50", "map75", "map50_95", "dota_map50")

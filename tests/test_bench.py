@@ -85,9 +85,9 @@ def test_profile_hooks_find_the_functions_they_time():
         sys.path.remove(str(BENCH.parent))
     import hbb2obb.cli.eval as cli
     import hbb2obb.geometry.iou as iou_module
-    import hbb2obb.scoring.detection as detection
+    import hbb2obb.detection.evaluate as detection
     import hbb2obb.scoring.evaluate as core
-    import hbb2obb.scoring.frames as frames
+    import hbb2obb.frames.loading as frames
 
     modules = {"cli": cli, "core": core, "frames": frames, "detection": detection, "iou_module": iou_module}
     found = {label for module, attribute, label in bench.STAGES if getattr(modules[module], attribute, None)}

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from hbb2obb.scoring.evaluate import EvaluationResult, MatchTable
-from hbb2obb.scoring.frames import touches_edge
+from hbb2obb.frames.loading import touches_edge
 from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_lengths
 from hbb2obb.io import read_dota, read_obb_labels
 from hbb2obb.io.labelmap import class_name

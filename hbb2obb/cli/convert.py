@@ -3,7 +3,7 @@
 Mirrors the reference tool's main command where it applies (image or folder of images, HBBs
 from ``--hbb_dir``, OBBs to ``--obb_dir``, ``--scale_factors`` one or two values,
 ``--opening_kernel_percentage``, ``--imgsz``, ``--save_img``/``--viz_dir``, ``--no_bar``), but
-needs no model: it segments each box from the pixels (see :mod:`hbb2obb.converters.image`).
+needs no model: it segments each box from the pixels (see :mod:`hbb2obb.converters.image.converter`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.converters.image import DEFAULT_PARAMETERS, TIGHTNESS, convert_frame, validate_parameters
+from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, convert_frame, validate_parameters
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
@@ -188,7 +188,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                         warnings.append(("fallback", f"{hbb_path}:{line}: {reason}; the HBB was written as the OBB"))
                         reasons[reason] = reasons.get(reason, 0) + 1
                 if save_img:
-                    from hbb2obb.converters.image_draw import draw_conversion
+                    from hbb2obb.converters.image.draw import draw_conversion
 
                     picture = draw_conversion(result.image, result.xyxy, result.conversion,
                                               result.label_file.boxes.class_id, label_map=label_map)

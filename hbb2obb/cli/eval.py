@@ -19,8 +19,8 @@ from hbb2obb.cli.pictures import emit_overlays, overlay_frames
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
-from hbb2obb.scoring.detection import DetectionParams
-from hbb2obb.scoring.frame_plan import plan_any
+from hbb2obb.detection.evaluate import DetectionParams
+from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.io.format_names import ALL_FORMATS as FORMATS  # not label_sets: a plain run reads none of its formats
 from hbb2obb.report.serialize import metrics_json_pieces, write_metrics
@@ -83,7 +83,7 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
     label_map = load_label_map(map_path)
     gates = []
     if requirements:
-        from hbb2obb.scoring.gates import parse_gate
+        from hbb2obb.gates.require import parse_gate
 
         gates = [parse_gate(text, label_map) for text in requirements]
     if expect is None and (expect_tolerance is not None or expect_ignore_extra):
@@ -92,7 +92,7 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
         raise UsageError(f"--expect_tolerance must be a non-negative number, got {expect_tolerance}")
     golden = None
     if expect is not None:
-        from hbb2obb.scoring.golden import load_golden
+        from hbb2obb.gates.golden import load_golden
 
         golden = load_golden(expect)
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
@@ -125,7 +125,7 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
     # typo) is a usage error, and must not leave a report behind that reads like a run.
     outcomes = []
     if gates:
-        from hbb2obb.scoring.gates import gate_outcomes
+        from hbb2obb.gates.require import gate_outcomes
 
         outcomes = gate_outcomes(gates, metrics)
     if conf is not None and detection is not None and not result.detection_summary.scored:
@@ -153,7 +153,7 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
         click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
     golden_failed = False
     if golden is not None:
-        from hbb2obb.scoring.golden import compare_to_golden, render_comparison, stored_form
+        from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
 
         comparison = compare_to_golden(stored_form(metrics, expect), golden, expect_tolerance or 0.0,
                                        expect_ignore_extra, source=str(expect))

@@ -22,8 +22,8 @@ from typing import Optional, Sequence
 
 from hbb2obb.io.format_names import ALL_FORMATS
 from hbb2obb.plotting import OVERLAY_SIZE
-from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS
-from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
+from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 
 FLAG = "flag"  # takes no value: True when given
 INTEGERS = "integers"  # one or more integers after the flag, repeatable: a tuple of them all (``-e 0 3``)

@@ -15,8 +15,8 @@ import click
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option
 from hbb2obb.cli.eval import FORMATS, PROGRAM, evaluate_command
 from hbb2obb.cli.pictures import overlay_options
-from hbb2obb.scoring.detection import AP_RULES, DEFAULT_MAX_DETS
-from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
+from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 
 
 def evaluation_options(function):

@@ -22,7 +22,7 @@ from hbb2obb.sweep.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_cli
                                    require_distributed, with_absolute_paths)
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.evaluate import resolve_jobs
-from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.sweep.runner import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
                            make_executor, measured_records, read_yaml, run_config_document, run_sweeps,
                            write_yaml_atomic)

@@ -83,7 +83,7 @@ class Converter(ABC):
 _REGISTRY: dict[str, type] = {}
 # Modules that define built-in converters; imported on first lookup so that importing the
 # package stays cheap and a converter's heavy dependencies load only when it is used.
-_BUILTIN_MODULES = ("hbb2obb.converters.identity", "hbb2obb.converters.command", "hbb2obb.converters.image")
+_BUILTIN_MODULES = ("hbb2obb.converters.identity", "hbb2obb.converters.command", "hbb2obb.converters.image.converter")
 
 
 def register(cls: type) -> type:

@@ -22,12 +22,12 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.frame_batches import read_frame_batches
-from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES, FramePlan, plan_any
-from hbb2obb.scoring.frames import FrameHealth, load_frames
+from hbb2obb.frames.batches import read_frame_batches
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES, FramePlan, plan_any
+from hbb2obb.frames.loading import FrameHealth, load_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.scoring.detection import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
+from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
 from hbb2obb.scoring.matching import match_pairs
 from hbb2obb.geometry.exact import settle_ties
 from hbb2obb.scoring.metric_dict import summarize
@@ -125,10 +125,10 @@ class EvaluationResult:
 
     @functools.cached_property
     def detection_summary(self):
-        """The detection metrics (:class:`~hbb2obb.scoring.detection_summary.DetectionSummary`), or ``None``."""
+        """The detection metrics (:class:`~hbb2obb.detection.summary.DetectionSummary`), or ``None``."""
         if self.detection is None:
             return None
-        from hbb2obb.scoring.detection_summary import summarize_run
+        from hbb2obb.detection.summary import summarize_run
 
         return summarize_run(self.table, self.pairs, self.detection)
 
@@ -338,7 +338,7 @@ def evaluate_frames(
     progress : callable, optional
         Called with the number of frames finished since the last call.
     plan : FramePlan, optional
-        A pairing already made by :func:`~hbb2obb.scoring.frame_plan.plan_any` (or :func:`plan_frames`).
+        A pairing already made by :func:`~hbb2obb.frames.pairing.plan_any` (or :func:`plan_frames`).
     detection : DetectionParams, optional
         Also compute the detection metrics (precision, recall, AP): the result keeps every
         same-frame pair with positive IoU for them.

@@ -32,7 +32,7 @@ import yaml
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.scoring.frame_plan import MISSING_PRED_POLICIES
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.sweep.runner import (AXIS_SPELLINGS, RESULTS_NAME, SUMMARY_NAME, EvalSpec, SweepInputs, SweepPlan, build_grid,
                            format_value)
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary
@@ -332,7 +332,7 @@ def render_run_folder(folder: Path, metric: str = DEFAULT_PLOT_METRIC, plot: boo
     written[0].write_text(render_run_summary(run), encoding="utf-8")
     notes = [f"{run.name}: {note}" for note in run.notes]
     if plot:
-        from hbb2obb.plotting.sweep import save_figure, sweep_figure
+        from hbb2obb.sweep.plots import save_figure, sweep_figure
 
         wanted = plot_metrics_for(metric)
         missing = run.missing_metrics(wanted)
@@ -453,7 +453,7 @@ def render_benchmark_folder(folder: Path, runs: list, command: str, inputs: Opti
     notes = list(notes or [])
     written = []
     if plot:
-        from hbb2obb.plotting.sweep import comparison_figure, save_figure
+        from hbb2obb.sweep.plots import comparison_figure, save_figure
 
         for name in dict.fromkeys([DEFAULT_PLOT_METRIC, metric]):
             target = folder / (COMPARISON_NAME if name == DEFAULT_PLOT_METRIC else f"comparison_{name}.png")

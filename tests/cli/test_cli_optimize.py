@@ -159,7 +159,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(data):
 
 
 def test_plot_metric_writes_its_own_plot_and_never_plot_png(data):
-    from hbb2obb.plotting.sweep import save_figure, sweep_figure
+    from hbb2obb.sweep.plots import save_figure, sweep_figure
     from hbb2obb.sweep.report import load_run
 
     folder = data / "benchmark_results" / "identity"

@@ -16,7 +16,7 @@ from hbb2obb.cli.eval import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     main.main(sys.argv[1:], standalone_mode=False)
 heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
-         "xml.etree.ElementTree", "csv", "hbb2obb.scoring.golden", "hbb2obb.scoring.gates",
+         "xml.etree.ElementTree", "csv", "hbb2obb.gates.golden", "hbb2obb.gates.require",
          # the readers of other formats and of DOTA Task1 submissions: a folder of .txt files reads none
          "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1",
          # nor the DOTA and YOLO-HBB readers, which hbb2obb/io/__init__.py imports only when asked for
@@ -44,7 +44,7 @@ def test_plain_json_run_loads_no_heavy_package(tmp_path):
 CONSOLE_DRIVER = r"""
 import json, os, sys
 HEAVY = ("click", "hbb2obb.cli.eval_options", "hbb2obb.cli.common", "tqdm", "yaml", "hbb2obb.io.dota",
-         "hbb2obb.io.yolo_hbb", "hbb2obb.io.label_sets", "hbb2obb.scoring.gates", "hbb2obb.scoring.golden",
+         "hbb2obb.io.yolo_hbb", "hbb2obb.io.label_sets", "hbb2obb.gates.require", "hbb2obb.gates.golden",
          "threading")  # the IoU kernel's per-thread work arrays need only _thread._local
 end = os._exit
 def listing_exit(status):

@@ -12,7 +12,7 @@ from hbb2obb.sweep.benchmark import (RunSpec, benchmark_rows, load_benchmark, pl
                                render_benchmark_md, render_benchmark_tex, render_run_folder, select_runs,
                                tied_with_leader)
 from hbb2obb.errors import ConfigError, InputError, UsageError
-from hbb2obb.plotting.sweep import pareto_front
+from hbb2obb.sweep.plots import pareto_front
 from hbb2obb.sweep.runner import SweepInputs
 from hbb2obb.sweep.report import check_plot_metric, edge_notes, infer_axes, load_run, render_dry_run, with_sem
 

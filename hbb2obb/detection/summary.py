@@ -1,0 +1,76 @@
+"""The detection metrics of a run: what :func:`~hbb2obb.scoring.metric_dict.summarize` adds to the metric dict.
+
+With a confidence on every prediction: the COCO rule's AP and AR, the DOTA rule's mAP,
+precision, recall and F1 at a confidence, and the confusion matrix. Without: precision, recall
+and F1 of a one-to-one matching at IoU 0.5, and the confusion matrix.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
+from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
+from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
+from hbb2obb.scoring.order_stats import distinct
+from hbb2obb.record_types import record
+
+COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
+"""The COCO rule's keys; ``mar_<max_dets>`` (``mar_100`` by default) follows them."""
+DETECTION_KEYS = COCO_KEYS + ("mar_100", "dota_map50", "precision", "recall", "f1", "conf_threshold")
+"""Top-level numbers the detection metrics add (``mar_<N>`` for another ``--max_dets``)."""
+CLASS_DETECTION_KEYS = ("ap50", "ap50_95", "dota_ap50")
+
+
+@record
+class DetectionSummary:
+    """Everything the report, the figures and the metric dict need of the detection metrics.
+
+    ``accumulation`` and ``point`` are ``None`` when the predictions carry no scores.
+    """
+
+    scored: bool
+    overall: dict
+    per_class: dict
+    classes: np.ndarray
+    confusion: np.ndarray
+    accumulation: Optional[DetectionAccumulation]
+    point: Optional[OperatingPoint]
+
+    def merge_into(self, metrics: dict) -> None:
+        """Add the keys to a metric dict: top-level numbers, per class in ``class_stats``."""
+        metrics["detection_scored"] = self.scored
+        metrics.update(self.overall)
+        metrics["confusion_matrix"] = {
+            "classes": [int(c) for c in self.classes] + ["background"],
+            "rows": "ground truth",
+            "counts": self.confusion.tolist(),
+        }
+        for class_id, values in self.per_class.items():
+            metrics["class_stats"].setdefault(class_id, {}).update(values)
+
+
+def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
+    """The detection metrics of an accumulated run (:class:`~hbb2obb.scoring.evaluate.MatchTable`).
+
+    ``pairs`` are the run's same-frame pairs with positive IoU, any classes (``None`` when no
+    frame was scored: then there are none).
+    """
+    gt, pred = table.gt, table.pred
+    if pairs is None:
+        pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    classes = distinct(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)  # np.union1d imports numpy.ma
+    if pred.score is None:
+        overall, matches = unscored_counts_and_matches(gt, pred, pairs)
+        confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
+        return DetectionSummary(False, overall, {}, classes, confusion, None, None)
+    evaluation = evaluate_detections(gt, table.gt_frame, pred, table.pred_frame, pairs, params)
+    acc = accumulate(evaluation)
+    overall, per_class = summarize_detections(acc)
+    point = operating_point(evaluation, params.conf)
+    overall.update(point.as_metrics())
+    overall["conf_threshold_chosen"] = "max_f1" if point.chosen else "given"
+    confusion = confusion_matrix(gt, pred, pairs, classes, None if np.isnan(point.conf) else point.conf)
+    return DetectionSummary(True, overall, per_class, classes, confusion, acc, point)
