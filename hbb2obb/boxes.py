@@ -6,12 +6,11 @@ Every layer (label readers, geometry, matching, analysis, converters) takes and 
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
-from hbb2obb.record_types import record
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -32,7 +31,7 @@ def _owned(value, dtype, ndim: int) -> bool:
             and value.dtype == dtype and value.ndim == ndim and value.flags.c_contiguous)
 
 
-@record(eq=False)
+@dataclass(frozen=True, eq=False)
 class Boxes:
     """Oriented boxes as four corners each, with aligned per-box attributes.
 

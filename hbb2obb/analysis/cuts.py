@@ -17,6 +17,8 @@ ground-truth rows. Nothing is re-matched per cut, so a pair scored here is the p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 from pathlib import Path
 from typing import Optional, Sequence
@@ -29,7 +31,6 @@ from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_len
 from hbb2obb.io import read_dota, read_obb_labels
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics, row_overlap
-from hbb2obb.record_types import record
 
 AXIS_ALIGNED_BELOW = 0.005
 """Off-axis angle (degrees) under which a ground-truth box counts as axis-aligned."""
@@ -40,7 +41,7 @@ SIDE_RATIO_BANDS = ((AXIS_ALIGNED_BELOW, 1.0), (1.0, 3.0), (3.0, 5.0), (5.0, 15.
 LOW_IOU, HIGH_IOU = 0.75, 0.9
 
 
-@record
+@dataclass(frozen=True)
 class GroundTruthProperties:
     """Properties of every ground-truth row of a match table, aligned with ``table.gt``.
 
@@ -164,7 +165,7 @@ def difficult_flags(table: MatchTable, gt_dir, label_map: Optional[dict]) -> tup
     return flags, warnings
 
 
-@record
+@dataclass(frozen=True)
 class Cut:
     """A named set of groups of ground-truth rows (masks may overlap)."""
 

@@ -8,7 +8,7 @@ compared with the conversion on the ground-truth boxes both matched.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -22,10 +22,9 @@ from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import read_yolo_hbb, scale_to_pixels
 from hbb2obb.io.text import looks_normalized
 from hbb2obb.scoring.matching import match_pairs
-from hbb2obb.record_types import record
 
 
-@record
+@dataclass(frozen=True)
 class IdentityMatch:
     """The prompts' match of every ground-truth row of a table (aligned with ``table.gt``)."""
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from hbb2obb.errors import UsageError
-from hbb2obb.record_types import record
 
 
-@record
+@dataclass(frozen=True)
 class ConversionReport:
     """What one conversion of a folder did.
 

@@ -14,14 +14,15 @@ out of every mean.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 import numpy as np
 
 from hbb2obb.detection.evaluate import AREA_RANGES, RECALL_THRESHOLDS, DetectionEval, DetectionParams
-from hbb2obb.record_types import record
 
 
-@record
+@dataclass(frozen=True)
 class DetectionAccumulation:
     """COCO's ``precision (T, R, K, A, M)`` and ``recall (T, K, A, M)`` (NaN where COCO has -1),
     and per class the DOTA rule's ``dota_ap (K,)`` (NaN without non-difficult ground truth)."""

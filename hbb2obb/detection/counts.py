@@ -11,6 +11,8 @@ nor a miss, and a difficult box left alone is not a miss.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Optional
 
 import numpy as np
@@ -19,7 +21,6 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.detection.evaluate import DetectionEval
 from hbb2obb.scoring.matching import match_pairs
 from hbb2obb.scoring.order_stats import positions_in
-from hbb2obb.record_types import record
 
 # match_pairs keeps pairs strictly above its threshold; "IoU at least 0.5" is "above the float just below".
 _AT_LEAST_HALF = float(np.nextafter(0.5, 0.0))
@@ -33,7 +34,7 @@ def _ratios(tp: int, fp: int, positives: int) -> dict:
     return {"precision": float(precision), "recall": float(recall), "f1": float(f1)}
 
 
-@record
+@dataclass(frozen=True)
 class OperatingPoint:
     """Counts at one confidence, and the whole curve over confidences (for the report)."""
 

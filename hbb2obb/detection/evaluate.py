@@ -22,7 +22,7 @@ writes -1, and are left out of every mean.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -31,7 +31,6 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.geometry import polygon_area, sparse_pairwise_iou
 from hbb2obb.scoring.order_stats import distinct, positions_in
-from hbb2obb.record_types import record
 
 COCO_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # as COCOeval's Params builds them
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
@@ -43,7 +42,7 @@ AP_RULES = ("voc07", "voc")
 DOTA_IOU = 0.5  # the devkit counts a hit when the IoU is strictly greater
 
 
-@record
+@dataclass(frozen=True)
 class DetectionParams:
     """Settings of the detection metrics; validated on construction.
 
@@ -79,7 +78,7 @@ class DetectionParams:
         return (1, 10, int(self.max_dets))
 
 
-@record
+@dataclass(frozen=True)
 class DetectionEval:
     """The evaluate step's result: every detection's match under every configuration.
 

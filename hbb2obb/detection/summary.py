@@ -7,6 +7,8 @@ and F1 of a one-to-one matching at IoU 0.5, and the confusion matrix.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Optional
 
 import numpy as np
@@ -15,7 +17,6 @@ from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
 from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
 from hbb2obb.scoring.order_stats import distinct
-from hbb2obb.record_types import record
 
 COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
 """The COCO rule's keys; ``mar_<max_dets>`` (``mar_100`` by default) follows them."""
@@ -24,7 +25,7 @@ DETECTION_KEYS = COCO_KEYS + ("mar_100", "dota_map50", "precision", "recall", "f
 CLASS_DETECTION_KEYS = ("ap50", "ap50_95", "dota_ap50")
 
 
-@record
+@dataclass(frozen=True)
 class DetectionSummary:
     """Everything the report, the figures and the metric dict need of the detection metrics.
 

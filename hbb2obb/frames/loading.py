@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -14,10 +14,9 @@ from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 from hbb2obb.frames.pairing import FrameSpec, spec_column
-from hbb2obb.record_types import record
 
 
-@record(frozen=False)
+@dataclass
 class FrameHealth:
     """Counts of what was repaired or skipped while loading, summed over frames."""
 
@@ -47,7 +46,7 @@ class FrameHealth:
             self.mixed_files.setdefault(side, files)
 
 
-@record
+@dataclass(frozen=True)
 class LoadedFrame:
     """One frame's boxes after repair, scaling and exclusions."""
 
@@ -57,7 +56,7 @@ class LoadedFrame:
     size: Optional[tuple[float, float]]
 
 
-@record
+@dataclass(frozen=True)
 class LoadedFrames:
     """Several frames' boxes after repair, scaling and exclusions, frame after frame.
 

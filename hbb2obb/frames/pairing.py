@@ -13,7 +13,7 @@ import gc
 import itertools
 import operator
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -22,7 +22,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.io import ImageSizes
-from hbb2obb.record_types import record
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
@@ -67,7 +66,7 @@ def spec_column(specs, name: str) -> list:
 _FIELD_GETTERS = {name: operator.itemgetter(index) for index, name in enumerate(FrameSpec._fields)}
 
 
-@record
+@dataclass(frozen=True)
 class FramePlan:
     """Which frames are scored, and what could not be paired.
 

@@ -20,6 +20,8 @@ keys and tuples look as they do on disk. Nothing else is coerced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import math
 from pathlib import Path
@@ -28,7 +30,6 @@ from typing import Any
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.report.serialize import read_metrics_yaml
-from hbb2obb.record_types import record
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
 _LONG_LIST = 64  # lists of floats at least this long are compared as arrays
@@ -230,7 +231,7 @@ def _first_float_difference(expected: list, actual: list, tolerance: float, wher
     return f"{where}[{i}]", expected[i], actual[i]
 
 
-@record
+@dataclass(frozen=True)
 class GoldenComparison:
     """The outcome of comparing a run with a golden file, field by field.
 

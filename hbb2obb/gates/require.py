@@ -11,6 +11,8 @@ naming the key and the keys that exist.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import operator
 import re
 from numbers import Real
@@ -20,7 +22,6 @@ from hbb2obb.errors import UsageError
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.detection.summary import CLASS_DETECTION_KEYS, DETECTION_KEYS
 from hbb2obb.scoring.metrics import LADDER_ALIASES
-from hbb2obb.record_types import record
 
 COMPARISONS = {
     ">=": operator.ge,
@@ -37,7 +38,7 @@ _GATE = re.compile(
     r"(?P<bound>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*$")
 
 
-@record
+@dataclass(frozen=True)
 class Gate:
     """One bound on one metric, overall (``class_id`` None) or of one class."""
 

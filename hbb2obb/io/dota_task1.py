@@ -7,6 +7,8 @@ as for any prediction file.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import re
 from pathlib import Path
@@ -17,7 +19,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text import LabelProblem, ProblemSink, describe_bad_number, parse_number, split_lines
-from hbb2obb.record_types import record
 
 TASK1_FILE = re.compile(r"^Task1_(.+)\.txt$")
 
@@ -36,7 +37,7 @@ def task1_files(folder: str | Path) -> list[Path]:
     return [folder / name for name in sorted(names)]
 
 
-@record
+@dataclass(frozen=True)
 class Task1Detections:
     """A submission split by image.
 

@@ -7,6 +7,8 @@ size and the file they came from.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pathlib import Path
 from typing import Optional
 
@@ -14,12 +16,11 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
-from hbb2obb.record_types import record
 
 DEFAULT_PRECISION = 2  # decimals of a pixel every integer format is derived from (the reference's)
 
 
-@record
+@dataclass(frozen=True)
 class FrameLabels:
     """The boxes of one frame in pixels, with its size when known.
 

@@ -17,6 +17,8 @@ rounded copies shipped beside it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 from pathlib import Path
 from typing import Callable, Optional
@@ -34,7 +36,6 @@ from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.text import parse_number, split_lines
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
-from hbb2obb.record_types import record
 
 OBB_FORMATS = ("yolo", "dota", "coco", "labelme")
 HBB_FORMATS = ("yolo", "voc", "coco", "labelme")
@@ -44,7 +45,7 @@ NORMALIZED_LIMIT = 2.0  # the reference converter's rule: no coordinate beyond 2
 DEFAULT_NORMALIZED_PRECISION = 10
 
 
-@record
+@dataclass(frozen=True)
 class LabelSet:
     """A whole set of frames read from one format.
 

@@ -8,13 +8,14 @@ readers of :mod:`hbb2obb.io.text`, which produce the exact messages of the bad-i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import operator
 import warnings
 from typing import Optional
 
 import numpy as np
 
-from hbb2obb.record_types import record
 
 _OTHER, _DIGIT, _DOT, _SIGN, _EXPONENT, _BLANK, _LF, _CR = range(8)  # token bytes: _DIGIT .. _EXPONENT
 _BYTE_KIND = np.zeros(256, dtype=np.uint8)
@@ -32,7 +33,7 @@ _POWERS_OF_TEN = 10.0 ** np.arange(_MAX_DIGITS + 1)
 
 
 
-@record
+@dataclass(frozen=True)
 class NumericRows:
     """Rows of whitespace-separated numbers from several files, tokenized and converted at once.
 

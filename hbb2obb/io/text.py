@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 import re
 from pathlib import Path
@@ -14,10 +16,9 @@ from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.numeric_text import NumericRows, numeric_rows  # noqa: F401 (the bulk tokenizer, re-exported)
 from hbb2obb.io.reader_process import read_files
 from hbb2obb.io.text_file import read_file_bytes
-from hbb2obb.record_types import record
 
 
-@record
+@dataclass(frozen=True)
 class LabelProblem:
     """One broken line that was skipped: where it is and what is wrong with it."""
 
@@ -29,7 +30,7 @@ class LabelProblem:
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-@record
+@dataclass(frozen=True)
 class LabelFile:
     """A parsed label file.
 

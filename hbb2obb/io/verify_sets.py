@@ -9,20 +9,19 @@ VOC files is checked on its own; otherwise each subfolder is, ``labels_NAME/`` p
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from hbb2obb.io.frame_labels import integer_corners
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import ALL_FORMATS, LabelSet, canonical_set, label_files, read_set, resolve_names
-from hbb2obb.record_types import record
 
 SIDECAR_DIRS = frozenset({"labels_confidence", "labels_polygon"})  # one .txt per frame, but not labels
 LISTED = 5  # frame names listed per missing/unexpected message
 
 
-@record(frozen=False)
+@dataclass
 class FolderCheck:
     """What was compared in one folder."""
 
@@ -32,7 +31,7 @@ class FolderCheck:
     formats: tuple
 
 
-@record(frozen=False)
+@dataclass
 class VerifyReport:
     """The outcome of :func:`verify_tree`: folders compared, notes, and every disagreement found."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bisect
 import itertools
 import os
@@ -26,7 +28,6 @@ from hbb2obb.io.text import (
     read_blobs,
     split_lines,
 )
-from hbb2obb.record_types import record
 
 OBB_FIELDS = (9, 10)  # class + 8 coordinates, optionally a confidence
 
@@ -150,7 +151,7 @@ def _as_flag(code) -> Optional[bool]:
     return None if code < 0 else bool(code)
 
 
-@record
+@dataclass(frozen=True)
 class _FastRows:
     """The boxes of every file the bulk path could read entirely, file after file (private).
 
@@ -282,7 +283,7 @@ class _FastRows:
                      score=self.score[rows] if keep_score else None, line=self.line[rows])
 
 
-@record
+@dataclass(frozen=True)
 class LabelBatch:
     """Several oriented-box label files read at once: their boxes and problems, file by file.
 

@@ -11,7 +11,7 @@ strip holds the colour bar and the legend, so nothing covers the pixels.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Union
 
@@ -28,7 +28,6 @@ from PIL import Image
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.plotting import OVERLAY_SIZE
 from hbb2obb.plotting.pixels import FrameImages, ImageSource, image_size_of, open_rgb, to_image_pixels
-from hbb2obb.record_types import record
 
 DEFAULT_SIZE = OVERLAY_SIZE
 IOU_RANGE = (0.5, 1.0)  # below 0.5 every pair is equally bad; the colours spend their range above
@@ -52,7 +51,7 @@ def frame_index(table, frame: Union[int, str]) -> int:
         raise UsageError(f"frame {frame!r} is not in the table") from None
 
 
-@record
+@dataclass(frozen=True)
 class FrameBoxes:
     """One frame's boxes sorted for drawing, in the table's coordinates.
 
@@ -208,7 +207,7 @@ def overlay_frame(image: ImageSource, table, frame: Union[int, str], size: int =
     return Image.alpha_composite(picture, drawing).convert("RGB")
 
 
-@record(frozen=False)
+@dataclass
 class OverlayRun:
     """What :func:`write_overlays` did: the files written and the frames skipped, with why."""
 

@@ -14,7 +14,7 @@ import functools
 import itertools
 import os
 import warnings
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -34,7 +34,6 @@ from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD
 from hbb2obb.scoring.run_warnings import run_warnings
-from hbb2obb.record_types import record
 
 CHUNK_FRAMES = 4096  # at most this many frames are loaded and matched together (one IoU call)
 CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
@@ -44,7 +43,7 @@ class Hbb2ObbWarning(UserWarning):
     """Issued by :func:`evaluate_obb` for what the command line prints on stderr."""
 
 
-@record
+@dataclass(frozen=True)
 class EvalSettings:
     """Matching settings of docs/metrics.md §2; validated on construction."""
 
@@ -69,7 +68,7 @@ class EvalSettings:
             raise UsageError(f"spatial threshold must be in (0, 1], got {self.spatial_threshold}")
 
 
-@record
+@dataclass(frozen=True)
 class MatchTable:
     """Every scored box of a run and its match: the accumulated table analysis cuts mask.
 
@@ -103,7 +102,7 @@ class MatchTable:
         return self.pred.class_id[self.pred_index[self.matched]]
 
 
-@record(frozen=False)
+@dataclass
 class EvaluationResult:
     """What one evaluation produced: the table, the input health and the warnings.
 

@@ -7,13 +7,14 @@ frames, so matching the whole batch equals matching each frame on its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 import numpy as np
 
-from hbb2obb.record_types import record
 
 
-@record
+@dataclass(frozen=True)
 class Matches:
     """The outcome of matching ``n_gt`` ground-truth boxes against ``n_pred`` predictions.
 

@@ -14,14 +14,13 @@ for ``class_stats``, one group for the analysis cuts.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from hbb2obb.geometry.distance import DistanceIoU, indexed_distance_ious
 from hbb2obb.scoring.order_stats import median
-from hbb2obb.record_types import record
 
 DEFAULT_SPATIAL_THRESHOLD = 0.5
 
@@ -30,7 +29,7 @@ DISTANCE_KEYS = ("avg_giou", "median_giou", "avg_diou", "median_diou", "avg_ciou
 """Keys :func:`overlap_statistics` adds besides ``spatial_match``, in the order it adds them."""
 
 
-@record
+@dataclass(frozen=True)
 class RowOverlap:
     """Per ground-truth row of a match table; the float arrays are NaN where unmatched.
 

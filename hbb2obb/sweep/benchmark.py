@@ -23,7 +23,7 @@ resumes and renders both.
 from __future__ import annotations
 
 import datetime
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -36,7 +36,6 @@ from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.sweep.runner import (AXIS_SPELLINGS, RESULTS_NAME, SUMMARY_NAME, EvalSpec, SweepInputs, SweepPlan, build_grid,
                            format_value)
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary
-from hbb2obb.record_types import record
 
 TOP_LEVEL_KEYS = ("img_source", "gt_dir", "hbb_dir", "output_folder", "defaults", "runs")
 AXIS_KEYS = ("imgsz", "scale_factors", "opening_kernels", "grid")
@@ -52,7 +51,7 @@ def default_converter() -> str:
     return "image" if "image" in available_converters() else "identity"
 
 
-@record
+@dataclass(frozen=True)
 class RunSpec:
     """One sweep as configured: converter, axes (name -> values), scoring settings."""
 
@@ -243,7 +242,7 @@ def _run_entry(path: Path, merged: dict, source, index: int) -> RunSpec:
     return RunSpec(name, converter, merged.get("command"), timeout, axes, evaluation)
 
 
-@record
+@dataclass(frozen=True)
 class Benchmark:
     """A loaded benchmark file."""
 

@@ -32,13 +32,12 @@ import logging
 import os
 import re
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
 from hbb2obb.sweep.runner import plain
-from hbb2obb.record_types import record
 
 DASK_INSTALL_HINT = "pip install 'hbb2obb-toolkit[dask]'"
 DEFAULT_RETRIES = 2
@@ -46,7 +45,7 @@ CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler before giving up
 _ADDRESS = re.compile(r"^([a-z][a-z0-9+.-]*://)?[^\s:/]+:\d+$|^[a-z][a-z0-9+.-]*://\S+$")
 
 
-@record
+@dataclass(frozen=True)
 class SchedulerSpec:
     """Where grid points run: a scheduler ``address``, or (address ``None``) a local cluster.
 

@@ -19,12 +19,11 @@ import json
 import os
 import shutil
 import socket
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from hbb2obb.errors import Hbb2ObbError
-from hbb2obb.record_types import record
 
 LOCK_NAME = ".sweep.lock"
 SCRATCH_NAME = ".scratch"
@@ -75,7 +74,7 @@ def _read_holder(handle) -> dict:
     return holder if isinstance(holder, dict) else {}
 
 
-@record(frozen=False)
+@dataclass
 class RunLock:
     """The lock of one run folder; use as a context manager, or :meth:`acquire` / :meth:`release`.
 

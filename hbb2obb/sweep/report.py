@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -18,7 +18,6 @@ from hbb2obb.scoring.metrics import LADDER_ALIASES
 from hbb2obb.sweep.records import record_problem
 from hbb2obb.sweep.runner import (RESERVED_KEYS, RESULTS_NAME, RUN_CONFIG_NAME, best_record, format_value, read_yaml)
 from hbb2obb.report.textable import render_table
-from hbb2obb import record_types
 
 #: Metrics ``--plot_metric`` accepts: label, whether higher is better, the key of its spread.
 PLOT_METRICS = {
@@ -88,7 +87,7 @@ def infer_axes(records: list) -> list[str]:
     return axes
 
 
-@record_types.record(frozen=False)
+@dataclass
 class RunResults:
     """One sweep folder read back from disk."""
 

@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
@@ -39,7 +39,6 @@ from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
 from hbb2obb.sweep.records import (describe_output_problems, fingerprint, output_problems, record_problem,
                                    setting_changes)
-from hbb2obb import record_types
 
 RESULTS_NAME = "results.yaml"
 RUN_CONFIG_NAME = "run_config.yaml"
@@ -99,7 +98,7 @@ def format_value(value) -> str:
     return str(value)
 
 
-@record_types.record
+@dataclass(frozen=True)
 class Grid:
     """Named axes, each with its values; the points are their product, first axis outermost.
 
@@ -172,7 +171,7 @@ def build_grid(converter, axes: dict) -> Grid:
     return grid
 
 
-@record_types.record
+@dataclass(frozen=True)
 class SweepInputs:
     """Where a sweep reads: images (may be absent for converters that need none), prompts, truth."""
 
@@ -181,7 +180,7 @@ class SweepInputs:
     hbb_dir: Path
 
 
-@record_types.record
+@dataclass(frozen=True)
 class EvalSpec:
     """How every grid point is scored: the matching settings and what tells the frame size."""
 
@@ -264,7 +263,7 @@ def _unusable(record: dict, seconds: float, problems: dict, hbb_dir: Path) -> di
             "error": describe_output_problems(problems, total)}
 
 
-@record_types.record
+@dataclass(frozen=True)
 class SweepPlan:
     """Everything one sweep needs, resolved and checked: what to run and where to write."""
 
@@ -397,7 +396,7 @@ def stale_records(plan: SweepPlan, document: Optional[dict]) -> list:
     return stale
 
 
-@record_types.record(frozen=False)
+@dataclass
 class SweepOutcome:
     """What a sweep left in ``results.yaml``, and what it measured this time."""
 
@@ -412,7 +411,7 @@ class SweepOutcome:
         return [r for r in self.records if r.get("status") == "failed"]
 
 
-@record_types.record(frozen=False)
+@dataclass
 class _SweepState:
     """One plan's points while a sweep runs: their keys in grid order and the records so far."""
 

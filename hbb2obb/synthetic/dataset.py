@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
@@ -25,7 +25,6 @@ from hbb2obb.errors import UsageError
 from hbb2obb.synthetic.lots import place_lots
 from hbb2obb.synthetic.roads import make_roads, propose_vehicle
 from hbb2obb.synthetic.scene import CORNER_RADIUS, SyntheticFrame, overlaps, rectangle
-from hbb2obb.record_types import record
 
 CLASS_NAMES = {0: "Car", 1: "Bus", 2: "Truck", 3: "Motorcycle"}
 #: Share of each class among the generated vehicles (cars dominate, as on real roads).
@@ -43,7 +42,7 @@ _TRIES = 60
 LAYOUTS = ("roads", "lots")
 
 
-@record
+@dataclass(frozen=True)
 class ErrorRates:
     """How wrong the simulated converter is; every rate is a probability per box unless noted.
 
@@ -83,7 +82,7 @@ class ErrorRates:
         return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
 
-@record
+@dataclass(frozen=True)
 class DatasetInfo:
     """What :func:`generate_dataset` wrote, with counts of the simulated errors.
 

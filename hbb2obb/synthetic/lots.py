@@ -13,12 +13,13 @@ vehicles and their shadows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 import numpy as np
 
 from hbb2obb.synthetic.scene import rectangle
-from hbb2obb.record_types import record
 
 #: Cars' breadth in pixels (one value per frame, the frame's ground sampling), and what the other
 #: classes measure against it: a car about 1.8 x 4.4 m, a bus 2.5 x 12 m, a truck 2.5 x 8-10 m.
@@ -38,7 +39,7 @@ PARKING_PLAY_DEG = 1.5
 PARKING_PLAY = 0.08
 
 
-@record
+@dataclass(frozen=True)
 class Lot:
     """A parking lot: an asphalt rectangle ``length x depth`` around ``centre`` whose rows run at
     ``angle`` degrees (image coordinates, y down), with stall lines ``stall`` pixels apart on the

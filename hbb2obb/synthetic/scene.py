@@ -7,18 +7,19 @@ It sits in its own module so that neither of those two imports the other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 import numpy as np
 
 from hbb2obb.boxes import Boxes
-from hbb2obb.record_types import record
 
 #: Corner radius of each class's body as a fraction of its breadth. The renderer draws bodies so
 #: rounded, and a detector's HBB hugs the body: it sits inside a diagonal vehicle's rectangle.
 CORNER_RADIUS = {0: 0.4, 1: 0.1, 2: 0.08, 3: 0.2}
 
 
-@record
+@dataclass(frozen=True)
 class Road:
     """A straight road across the frame: centre line, lanes on each side of it."""
 
@@ -32,7 +33,7 @@ class Road:
         return self.lanes * self.lane_width
 
 
-@record(eq=False)
+@dataclass(frozen=True, eq=False)
 class SyntheticFrame:
     """One simulated frame in memory: the truth behind the three label files and the image.
 

@@ -10,7 +10,7 @@ before any rectangle is committed to (see :mod:`hbb2obb.converters.image.convert
 from __future__ import annotations
 
 import math
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -36,7 +36,6 @@ from hbb2obb.converters.image.fit import (
 )
 from hbb2obb.converters.image.segmentation import foreground_log_odds, kmeans, morphology, select_components
 from hbb2obb.geometry.hull import convex_hull, mask_outline_points
-from hbb2obb.record_types import record
 
 #: Width of the background ring around the scaled box, as a fraction of the HBB's short side.
 RING = 0.15
@@ -113,7 +112,7 @@ REASON_LESS_SUPPORTED = "fitted box less supported by the image than the HBB"
 REASON_CLASS_LESS_SUPPORTED = "this class's fitted boxes follow the image's edges less than their HBBs"
 
 
-@record(frozen=False)
+@dataclass
 class Candidate:
     """One orientation's segmentation: the axis it assumed, the mask and what it suggests."""
 
@@ -124,7 +123,7 @@ class Candidate:
     evidence: np.ndarray
 
 
-@record(frozen=False)
+@dataclass
 class Segmentation:
     """What :func:`segment_box` found in one box's window; ``reason`` is set when nothing usable."""
 
@@ -143,7 +142,7 @@ class Segmentation:
         return (x1 + x2) / 2, (y1 + y2) / 2
 
 
-@record(frozen=False)
+@dataclass
 class BoxResult:
     """What the converter did with one box.
 

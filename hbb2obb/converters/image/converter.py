@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -92,7 +92,6 @@ from hbb2obb.converters.image.scene import (
 )
 from hbb2obb.converters.image.sides import banded_result
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.record_types import record
 
 LABEL_SUFFIX = ".txt"
 #: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side neighbours'
@@ -117,7 +116,7 @@ DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "im
                       "tightness": "auto"}
 
 
-@record(frozen=False)
+@dataclass
 class ImageConversion:
     """The OBBs of one frame and, when asked for, the masks and hulls behind them.
 
@@ -322,7 +321,7 @@ def hbb_xyxy(label_file, size: tuple[float, float]) -> np.ndarray:
     return xyxy
 
 
-@record(frozen=False)
+@dataclass
 class FrameConversion:
     """One converted frame: the parsed prompts, the decoded image, the boxes in pixels, the result."""
 

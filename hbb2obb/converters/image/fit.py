@@ -7,12 +7,13 @@ of a rectangle that agrees with a mask outline and with the HBB it came from.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 from typing import Optional
 
 import numpy as np
 
-from hbb2obb.record_types import record
 
 
 #: Working pixels per image pixel at most, unless the window's long side would then be shorter
@@ -28,7 +29,7 @@ MAX_UPSAMPLING = 1.0
 MIN_WINDOW = 48.0
 
 
-@record
+@dataclass(frozen=True)
 class Window:
     """A resampled crop: working pixel ``(row, col)`` covers image ``[x0 + col/sx, x0 + (col+1)/sx)``.
 
