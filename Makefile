@@ -42,13 +42,13 @@ demo: $(STAMP)
 ## The README's pictures, drawn from the demo data: docs/worst_iou.png (contact sheet), docs/overlay.jpg.
 figures: $(STAMP)
 	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
-	$(BIN)/python scripts/readme_figures.py $(DEMO)/data docs
+	$(BIN)/python tools/readme_figures.py $(DEMO)/data docs
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python benchmarks/bench.py
 
 ## Our numbers against the reference tool's on the shared real sample (needs ../shared).
 check-reference: $(STAMP)

@@ -1,7 +1,7 @@
 """analysis.yaml keeps every key path of the reference tool 1.12.0's file (issue 13).
 
 The expected paths below were read off the file the reference wrote on the Songdo sample
-(``scripts/analysis_yaml_reference.py`` compares the values there); a script written for that
+(``tools/analysis_yaml_reference.py`` compares the values there); a script written for that
 file must find each one in ours.
 """
 

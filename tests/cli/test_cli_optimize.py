@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -20,13 +19,11 @@ from PIL import Image
 
 from hbb2obb.cli.optimize import main
 from hbb2obb.synthetic.dataset import generate_dataset
+from oracles import shapely_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).resolve().parents[1] / "fake_obb_converter.py"
 TOOL = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} {{hbb_dir}} {{out_dir}} --sf {{scale_factor}}"
-spec = importlib.util.spec_from_file_location("shapely_reference", ROOT / "scripts" / "shapely_reference.py")
-shapely_reference = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(shapely_reference)
 
 
 def run(*args):
@@ -234,7 +231,7 @@ def test_resume_measures_only_what_an_interrupted_sweep_left(data):
 def test_two_kills_then_resume_give_the_numbers_of_an_uninterrupted_sweep(data):
     """kill -9 twice (once a point is on disk, then at a moment part-way into a point), --resume
     after each: the final numbers are an uninterrupted sweep's, results.yaml parsed whenever it
-    was read, and no scratch or lock file is left. scripts/kill_resume_check.py does ten."""
+    was read, and no scratch or lock file is left. tools/kill_resume_check.py does ten."""
     import threading
 
     exe = Path(sys.executable).with_name("hbb2obb-optimize")

@@ -1,4 +1,4 @@
-"""scripts/confidence_scores.py: how well the converter's confidence ranks its boxes by IoU."""
+"""tools/confidence_scores.py: how well the converter's confidence ranks its boxes by IoU."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 
-SCRIPT = ROOT / "scripts" / "confidence_scores.py"
+SCRIPT = ROOT / "tools" / "confidence_scores.py"
 sys.path.insert(0, str(SCRIPT.parent))
 pytest.importorskip("scipy")
 import confidence_scores  # noqa: E402

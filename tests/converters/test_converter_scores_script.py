@@ -1,4 +1,4 @@
-"""scripts/converter_scores.py on a small synthetic sample: converter against the HBB as is, per class."""
+"""tools/converter_scores.py on a small synthetic sample: converter against the HBB as is, per class."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-SCRIPT = ROOT / "scripts" / "converter_scores.py"
+SCRIPT = ROOT / "tools" / "converter_scores.py"
 
 
 def test_the_scores_table_of_a_synthetic_sample(tmp_path):

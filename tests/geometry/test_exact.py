@@ -14,7 +14,7 @@ from hbb2obb.geometry import iou_pairs
 from hbb2obb.geometry.exact import TIE_WINDOW, exact_iou, exact_iou_ratio, near_bounds, settle_ties
 from hbb2obb.scoring.evaluate import evaluate_obb
 
-# Integer corners, IoU exactly 1/2 (found by scripts/parity_reference.py): shapely, hence the
+# Integer corners, IoU exactly 1/2 (found by tools/parity_reference.py): shapely, hence the
 # reference tool, gives 0.49999999999999917 and so misses the 0.50 rung.
 GT = np.array([[120.0, 350.0], [120.0, 353.0], [118.0, 353.0], [118.0, 350.0]])
 PRED = np.array([[119.0, 349.0], [120.0, 352.0], [118.0, 353.0], [117.0, 350.0]])

@@ -1,6 +1,5 @@
-"""The scoring core against an independent per-pair shapely implementation (scripts/)."""
+"""The scoring core against an independent per-pair shapely implementation (tests/oracles/shapely_reference.py)."""
 
-import importlib.util
 import os
 import warnings
 
@@ -11,10 +10,7 @@ from conftest import ROOT, rect, rotated_rect
 from hbb2obb import evaluate_obb
 from hbb2obb.errors import InputError, LabelFormatError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, Hbb2ObbWarning, evaluate_frames
-
-spec = importlib.util.spec_from_file_location("shapely_reference", ROOT / "scripts" / "shapely_reference.py")
-shapely_reference = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(shapely_reference)
+from oracles import shapely_reference
 
 
 def line(cls, corners, decimals):

@@ -390,7 +390,7 @@ def breadth_agreements(results, class_ids) -> np.ndarray:
 
     The held share of the mask alone ranked the refitted boxes worse than it had ranked the fits
     before the pooling: on Songdo 00164 / synthetic loose roads 720p / 4K / lots (seeds 3, 5,
-    202), Spearman against IoU (``scripts/confidence_scores.py``) 0.27 / 0.24 / 0.22 / 0.44
+    202), Spearman against IoU (``tools/confidence_scores.py``) 0.27 / 0.24 / 0.22 / 0.44
     before the pooling, 0.18 / 0.28 / 0.18 / 0.30 after it, 0.37 / 0.40 / 0.45 / 0.39 times this
     factor. Measured beside it (Spearman on the same sets, each box matched to the ground truth
     its HBB overlaps most): the pre-pooling fit's held share 0.19 / 0.26 / 0.12 / 0.39; the

@@ -28,7 +28,7 @@ lines ignored, well-formed input assumed.
 
 Usage::
 
-    python scripts/shapely_reference.py GT_DIR PRED_DIR [-e C ...] [-t 0.1]
+    python tests/oracles/shapely_reference.py GT_DIR PRED_DIR [-e C ...] [-t 0.1]
         [-ca] [-exc -et 1 -iw W -ih H] [--json] [--no-lists] [--time]
 """
 

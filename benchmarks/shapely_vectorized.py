@@ -4,7 +4,7 @@
 Per frame: the boxes read with numpy, one ``STRtree`` over the predictions, one bulk ``query``
 for the candidate pairs of every ground-truth box, and shapely's vectorized ``intersection``
 and ``area`` for their IoU; then numpy for the best match of each ground-truth box and the
-statistics. It computes the keys of ``scripts/shapely_reference.py`` (our per-pair oracle)
+statistics. It computes the keys of ``tests/oracles/shapely_reference.py`` (our per-pair oracle)
 that the benchmark compares, with the same rules: a ground-truth box takes the prediction of
 its class with the highest IoU, the first in file order on a tie, and matches when that IoU is
 strictly above the threshold; orientation is the direction of the longer of the edges p1->p2
@@ -16,7 +16,7 @@ corners in cyclic order, well-formed input assumed.
 
 Usage::
 
-    python scripts/shapely_vectorized.py GT_DIR PRED_DIR [-t 0.1] [-ca] [--json]
+    python benchmarks/shapely_vectorized.py GT_DIR PRED_DIR [-t 0.1] [-ca] [--json]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our metric dict against the reference tool's ``evaluate_obb``, key by key, on randomized label sets.
 
-usage: python scripts/parity_reference.py [--sets 64] [--seed 0] [--refvenv /work/refvenv] [--keep DIR]
+usage: python tools/parity_reference.py [--sets 64] [--seed 0] [--refvenv /work/refvenv] [--keep DIR]
 
 Generates label sets (crowded overlaps, near-squares, tiny boxes, several classes; corners
 written with 0, 2 or 6 decimals; scored with and without ``-ca``, at ``-t`` 0.1 or 0.5), runs

@@ -1,4 +1,4 @@
-"""scripts/bench_ties.py: a peer's difference passes only when proven exact ties explain all of it.
+"""benchmarks/bench_ties.py: a peer's difference passes only when proven exact ties explain all of it.
 
 Small fake metric dicts and one real label pair (the README's 9/10 pair, written to tmp_path):
 the proof is computed from those files, so changing one corner takes it away.
@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench  # noqa: E402
 import bench_peers  # noqa: E402
 import bench_ties  # noqa: E402

@@ -6,14 +6,14 @@ frames of about 50 vehicles: cars, buses and trucks at real sizes, some axis-ali
 rotated along the frame's roads) and a dense set (a few parking-lot frames of 5,000 boxes each),
 then times, side by side in one run:
 
-* against the peers a user would otherwise pick (scripts/bench_peers.py): the reference tool
+* against the peers a user would otherwise pick (benchmarks/bench_peers.py): the reference tool
   ``hbb2obb`` 1.12.0 in a virtual environment of its own (``.bench/refvenv``, created on first
-  use), and ``scripts/shapely_vectorized.py`` (shapely 2, an STRtree query per frame), on
+  use), and ``benchmarks/shapely_vectorized.py`` (shapely 2, an STRtree query per frame), on
   10k and 50k boxes, the Songdo-scale set, 100,000 small files, one dense frame and
   ``hbb2obb-analyze`` at 50k; and a 10-box run against ``python -c 'import numpy'``
   (``--sets`` picks some of them);
 * (a) ``hbb2obb-eval GT PRED -nb --json`` as a whole process (interpreter start included)
-  against (b) ``scripts/shapely_reference.py GT PRED --json``, one shapely intersection per
+  against (b) ``tests/oracles/shapely_reference.py GT PRED --json``, one shapely intersection per
   box pair: the test oracle, on the Songdo-scale set.
 
 It prints the median wall time of each, the ratio b/a, the peak resident memory of each
@@ -23,10 +23,10 @@ goes (parsing, IoU, matching, statistics), measured by timers around the pipelin
 
 Usage::
 
-    python scripts/bench.py                      # the full benchmark (make bench), minutes
-    python scripts/bench.py --baseline-frames 500  # time (b) on 500 frames, extrapolate per frame
-    python scripts/bench.py --frames 20 --boxes 10 10 --dense-boxes 200 --repeat 1 --small-frames 500  # a smoke run
-    python scripts/bench.py --sets tiny 50k --no-reference   # only these peers rows, without the reference tool
+    python benchmarks/bench.py                      # the full benchmark (make bench), minutes
+    python benchmarks/bench.py --baseline-frames 500  # time (b) on 500 frames, extrapolate per frame
+    python benchmarks/bench.py --frames 20 --boxes 10 10 --dense-boxes 200 --repeat 1 --small-frames 500  # a smoke run
+    python benchmarks/bench.py --sets tiny 50k --no-reference   # only these peers rows, without the reference tool
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_peers  # noqa: E402  (beside this script)
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_SCRIPT = ROOT / "scripts" / "shapely_reference.py"
+REFERENCE_SCRIPT = ROOT / "tests" / "oracles" / "shapely_reference.py"
 TOLERANCE = 1e-9
 
 SONGDO_FRAMES = 5419  # frames of the Songdo Vision OBB release
@@ -648,10 +648,10 @@ def settle_files() -> None:
 
 
 def _peers(args, scratch: Path, songdo: LabelSet, dense_one: LabelSet, say) -> list:
-    """The peers table (scripts/bench_peers.py): ours against the reference tool and shapely 2.
+    """The peers table (benchmarks/bench_peers.py): ours against the reference tool and shapely 2.
 
     Returns the peers' metric dicts that differ from ours unexplained (an exact tie on a rung,
-    proved, is explained and said so in the table; scripts/bench_ties.py).
+    proved, is explained and said so in the table; benchmarks/bench_ties.py).
     """
     sets = {"songdo": songdo, "dense": dense_one}
     if "tiny" in args.sets:

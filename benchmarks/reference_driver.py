@@ -4,8 +4,8 @@
 Run it with the interpreter of the virtual environment the reference is installed in (it
 shares our import name, so it cannot live in ours)::
 
-    REFVENV/bin/python scripts/reference_driver.py eval GT PRED -nb [--json-out FILE]
-    REFVENV/bin/python scripts/reference_driver.py analyze GT PRED -nb
+    REFVENV/bin/python benchmarks/reference_driver.py eval GT PRED -nb [--json-out FILE]
+    REFVENV/bin/python benchmarks/reference_driver.py analyze GT PRED -nb
 
 The reference package imports ``torch`` (and ``psutil``) at import time although its evaluator
 and analysis never use them; where they are not installed, an empty module of that name is

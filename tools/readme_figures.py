@@ -9,7 +9,7 @@
 
 Usage::
 
-    python scripts/readme_figures.py demo/data docs [--tiles 12] [--size 1200]
+    python tools/readme_figures.py demo/data docs [--tiles 12] [--size 1200]
 """
 
 from __future__ import annotations

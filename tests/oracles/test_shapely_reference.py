@@ -1,11 +1,10 @@
-"""scripts/shapely_reference.py settles pairs on a decision bound in exact rationals.
+"""tests/oracles/shapely_reference.py settles pairs on a decision bound in exact rationals.
 
 The oracle's own exact arithmetic against IoUs computed by hand (integer rectangles by their
 overlap widths, the README's 9/10 pair by its clipped corner), and its metric dict on files
 holding such a pair: the rung counts it, where shapely's float alone would not.
 """
 
-import importlib.util
 import random
 from fractions import Fraction
 
@@ -14,10 +13,8 @@ import pytest
 
 from conftest import ROOT
 from hbb2obb.geometry.exact import exact_iou as package_exact_iou
+from oracles import shapely_reference as oracle
 
-spec = importlib.util.spec_from_file_location("shapely_reference", ROOT / "scripts" / "shapely_reference.py")
-oracle = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(oracle)
 
 # The benchmark's pair (README, "Agreement with the reference tool"): IoU exactly 9/10.
 README_GT = "1095 494 1095 397 1132 397 1132 494".split()

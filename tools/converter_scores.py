@@ -1,6 +1,6 @@
 """Per-class scores of the built-in ``image`` converter on the real samples, against the HBB as is.
 
-    python scripts/converter_scores.py [--data ../shared/data] [--samples dota-sample songdo-sample]
+    python tools/converter_scores.py [--data ../shared/data] [--samples dota-sample songdo-sample]
                                        [--param tightness=tight ...] [--keep DIR] [--tuned-only]
 
 For every sample it converts the frames exactly as the command line does (``hbb2obb IMAGES

@@ -1,6 +1,6 @@
 """Kill a sweep with SIGKILL at random moments, resume it each time, and check nothing was lost.
 
-    python scripts/kill_resume_check.py [--kills 10] [--seed 1] [--jobs 2] [--converter image]
+    python tools/kill_resume_check.py [--kills 10] [--seed 1] [--jobs 2] [--converter image]
 
 On a generated data set (:mod:`hbb2obb.synthetic`), in a folder of its own that it removes at the
 end (``--keep`` keeps it):

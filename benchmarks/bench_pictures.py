@@ -12,8 +12,8 @@ against the same command without the picture flags.
 
 Usage::
 
-    python scripts/bench_pictures.py                 # the sample in ../shared/data/songdo-sample
-    python scripts/bench_pictures.py --data DIR --pred labels_obb_pred --repeat 5
+    python benchmarks/bench_pictures.py                 # the sample in ../shared/data/songdo-sample
+    python benchmarks/bench_pictures.py --data DIR --pred labels_obb_pred --repeat 5
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""scripts/bench.py in a tiny mode: it runs end to end, both sides agree, a ratio is reported.
+"""benchmarks/bench.py in a tiny mode: it runs end to end, both sides agree, a ratio is reported.
 
 Speed itself is measured by the benchmark (make bench), never asserted here.
 """
@@ -9,7 +9,7 @@ import sys
 
 from conftest import ROOT
 
-BENCH = ROOT / "scripts" / "bench.py"
+BENCH = ROOT / "benchmarks" / "bench.py"
 
 
 def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):

@@ -1,11 +1,11 @@
-"""The peers section of ``scripts/bench.py``: ``hbb2obb-eval`` against what a user would otherwise run.
+"""The peers section of ``benchmarks/bench.py``: ``hbb2obb-eval`` against what a user would otherwise run.
 
 Side by side, whole processes, interleaved, on the same generated files:
 
 * the reference tool itself, ``hbb2obb`` 1.12.0, installed into a virtual environment of its
   own (``.bench/refvenv``, created on first use: it shares our import name) and run through
-  ``scripts/reference_driver.py`` (its console functions, with an empty ``torch`` module);
-* ``scripts/shapely_vectorized.py``: shapely 2 as a user would write it in a few lines, an
+  ``benchmarks/reference_driver.py`` (its console functions, with an empty ``torch`` module);
+* ``benchmarks/shapely_vectorized.py``: shapely 2 as a user would write it in a few lines, an
   ``STRtree`` query per frame and vectorized ``intersection``/``area``;
 * for the start-up floor, ``python -c 'import numpy'`` against a 10-box ``hbb2obb-eval``.
 
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_VERSION = "1.12.0"
 REFERENCE_VENV = ROOT / ".bench" / "refvenv"  # gitignored
 REFERENCE_DEPENDENCIES = ("shapely", "pandas", "tqdm", "pyyaml", "matplotlib", "numpy")
-DRIVER = ROOT / "scripts" / "reference_driver.py"
-VECTORIZED = ROOT / "scripts" / "shapely_vectorized.py"
+DRIVER = ROOT / "benchmarks" / "reference_driver.py"
+VECTORIZED = ROOT / "benchmarks" / "shapely_vectorized.py"
 ONE_BLAS_THREAD = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "  # what our commands set
 #: Interleaved rounds of the start-up row (bench.py --start-up-rounds): a 0.2 s process on a
 #: shared VM varies by half from run to run (three rounds gave medians of 1.08x-1.58x of
@@ -73,7 +73,7 @@ class PeerRow:
 
 
 def _agreement(compare, ours_json: dict, theirs: dict, pairs: Callable) -> bench_ties.Verdict:
-    """Value by value; a difference only proven exact ties explain is said so and agrees (scripts/bench_ties.py)."""
+    """Value by value; a difference only proven exact ties explain is said so and agrees (benchmarks/bench_ties.py)."""
     return bench_ties.peer_verdict(compare, ours_json, theirs, pairs)
 
 

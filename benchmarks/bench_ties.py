@@ -8,7 +8,7 @@ about the definition, but it must be shown and proved, never waved through:
 1. the candidate pairs are ours' matched pairs whose IoU is within ``TIE_WINDOW`` of a rung
    (from ``hbb2obb-eval --pairs``: frame, GT line, prediction line);
 2. each one's IoU is recomputed in exact rationals from the two lines as written in the label
-   files, by the oracle's own arithmetic (``scripts/shapely_reference.py``, which imports
+   files, by the oracle's own arithmetic (``tests/oracles/shapely_reference.py``, which imports
    nothing of the package); a pair is a proven tie only when that is exactly the rung;
 3. ours is then moved to the peer's side of the rung for each proven tie pair the peer's own
    per-pair list puts below it, and compared with the peer again: the difference is explained
@@ -18,13 +18,15 @@ about the definition, but it must be shown and proved, never waved through:
 from __future__ import annotations
 
 import copy
+import sys
 import csv
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Optional
 
-import shapely_reference as oracle  # beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from oracles import shapely_reference as oracle  # noqa: E402  (the test oracle, tests/oracles)
 
 RUNGS = tuple(key for key, _ in oracle.FRACTION_THRESHOLDS)
 TIE_WINDOW = oracle.TIE_WINDOW

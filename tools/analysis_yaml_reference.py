@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our analysis.yaml against the reference tool's, key path by key path, on the Songdo sample.
 
-usage: python scripts/analysis_yaml_reference.py [--refvenv /work/refvenv] [--sample DIR]
+usage: python tools/analysis_yaml_reference.py [--refvenv /work/refvenv] [--sample DIR]
 
 Runs the reference tool 1.12.0's hbb2obb-analyze (in the reference's virtualenv, with its
 heavy imports stubbed: this command needs none of them) and ours with the same flags and

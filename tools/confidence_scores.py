@@ -1,7 +1,7 @@
 """How well the ``image`` converter's per-box confidence ranks its boxes by their IoU.
 
-    python scripts/confidence_scores.py SET [SET ...] [--param NAME=VALUE ...] [--keep DIR]
-    python scripts/confidence_scores.py --samples dota-sample songdo-sample [--tuned-only | --held-out]
+    python tools/confidence_scores.py SET [SET ...] [--param NAME=VALUE ...] [--keep DIR]
+    python tools/confidence_scores.py --samples dota-sample songdo-sample [--tuned-only | --held-out]
 
 A SET is a folder with ``images/``, ``labels_hbb/`` and ``labels_obb_gt/`` (what ``python -m
 hbb2obb.synthetic OUT`` writes). ``--samples`` takes the real samples under ``--data`` and
