@@ -44,7 +44,10 @@ figures: $(STAMP)
 	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
 	$(BIN)/python tools/readme_figures.py $(DEMO)/data docs
 
+## Lint (ruff), the layers of the package (import-linter, see pyproject.toml), then the suite.
 test: $(STAMP)
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 PACKAGE = ROOT / "hbb2obb"
@@ -55,3 +57,17 @@ def test_every_module_imports_on_its_own():
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_no_module_imports_itself_through_others():
+    """No import cycle between modules of any kind: grimp sees imports inside functions and under
+    ``TYPE_CHECKING`` too, which a cycle test by importing each module alone cannot."""
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (the [test] extra)")
+    graph = grimp.build_graph("hbb2obb")
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if module == imported or graph.find_shortest_chain(importer=imported, imported=module) is None:
+                continue
+            cycles.append(" -> ".join(graph.find_shortest_chain(importer=imported, imported=module) + (imported,)))
+    assert cycles == []

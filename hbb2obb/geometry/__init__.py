@@ -1,4 +1,4 @@
-"""Geometry of oriented boxes: area, repair, exact IoU, orientation.
+"""Geometry of oriented boxes: area, repair, exact IoU, orientation, and matching by overlap.
 
 Array in, array out, in the style of shapely 2: corners are ``(n, 4, 2)`` float64 arrays in
 image coordinates (``(n, 8)`` and :class:`~hbb2obb.boxes.Boxes` are accepted too), every
@@ -12,6 +12,9 @@ function works on all boxes at once, and empty inputs give empty outputs.
   :func:`orientation_errors`, :func:`off_axis_angle`, :func:`orientation_error`.
 * :mod:`~hbb2obb.geometry.distance`: :func:`distance_ious` (GIoU, DIoU, CIoU, centre offset),
   :func:`enclosing_extent`, :func:`box_centers`, :func:`box_axes`.
+* :mod:`~hbb2obb.geometry.matching`: :func:`~hbb2obb.geometry.matching.match_pairs`, ground truth
+  to predictions from scored candidate pairs (docs/metrics.md §2), shared by the metric dict and
+  the detection metrics.
 """
 
 from hbb2obb.geometry.distance import DistanceIoU, box_axes, box_centers, distance_ious, enclosing_extent

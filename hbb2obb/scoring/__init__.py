@@ -3,7 +3,6 @@
 Built as COCOeval is, in steps: :mod:`~hbb2obb.scoring.evaluate` evaluates frames and
 accumulates one match table, :mod:`~hbb2obb.scoring.metric_dict` summarizes it.
 
-* :mod:`~hbb2obb.scoring.matching`: ground truth to predictions from scored candidate pairs.
 * :mod:`~hbb2obb.scoring.evaluate`: evaluate and accumulate (``evaluate_frames``, ``evaluate_obb``).
 * :mod:`~hbb2obb.scoring.metric_dict`: summarize, the match table to the metric dict.
 * :mod:`~hbb2obb.scoring.metrics`: statistics of matched pairs, overall and per class.

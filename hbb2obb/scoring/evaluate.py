@@ -28,7 +28,7 @@ from hbb2obb.frames.loading import FrameHealth, load_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
-from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.geometry.matching import match_pairs
 from hbb2obb.geometry.exact import settle_ties
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
