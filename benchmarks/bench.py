@@ -750,7 +750,14 @@ def _run(args, scratch: Path) -> int:
     for fraction in (16, 4):
         part = subset(songdo, max(songdo.frames // fraction, 1), scratch / "links")
         run = run_process(ours(part))
-        rows.append((f"{part.frames:,} frame{'s' if part.frames != 1 else ''}", f"{part.gt_boxes:,}", _mb(run.peak_rss_mb), f"{run.seconds:.2f} s"))
+        rows.append(
+            (
+                f"{part.frames:,} frame{'s' if part.frames != 1 else ''}",
+                f"{part.gt_boxes:,}",
+                _mb(run.peak_rss_mb),
+                f"{run.seconds:.2f} s",
+            )
+        )
     rows.append((f"{songdo.frames:,} frames", f"{songdo.gt_boxes:,}", _mb(a.peak_rss_mb), f"{a.median:.2f} s"))
     say("peak RSS against frame count (-j 1)")
     say(_table(rows, ("set", "GT boxes", "peak RSS", "time")))
@@ -764,8 +771,14 @@ def _run(args, scratch: Path) -> int:
     if args.dense_baseline:
         dense_b = timed(baseline(dense_one), 1)
         n, w, bad = agreement(one.first, dense_b.first)
-        rows.append(("shapely reference, 1 frame", f"{dense_b.median:.1f} s", _mb(dense_b.peak_rss_mb),
-                     f"ratio {_times(dense_b.median / one.median)}, agree: {'yes' if not bad else 'NO'} ({n:,} values)"))
+        rows.append(
+            (
+                "shapely reference, 1 frame",
+                f"{dense_b.median:.1f} s",
+                _mb(dense_b.peak_rss_mb),
+                f"ratio {_times(dense_b.median / one.median)}, agree: {'yes' if not bad else 'NO'} ({n:,} values)",
+            )
+        )
         mismatches += bad
     say("dense set: whole processes on one core (-j 1)")
     say(_table(rows, ("", "time", "peak RSS", "")))
@@ -775,7 +788,9 @@ def _run(args, scratch: Path) -> int:
 
     if args.profile:
         wall, spent = profile(songdo, scratch)
-        rows = [(label, f"{seconds:.3f} s", f"{100 * seconds / wall:.0f} %") for label, seconds in profile_rows(wall, spent)]
+        rows = [
+            (label, f"{seconds:.3f} s", f"{100 * seconds / wall:.0f} %") for label, seconds in profile_rows(wall, spent)
+        ]
         say(f"where our time goes (Songdo-scale set, one instrumented run of {wall:.2f} s, -j 1)")
         say(_table(rows, ("stage", "time", "share")))
         say()

@@ -52,7 +52,9 @@ def median_cpu_seconds(function, repeat: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=SAMPLE, help="folder with labels_obb_gt/, images/ (default: sample)")
+    parser.add_argument(
+        "--data", type=Path, default=SAMPLE, help="folder with labels_obb_gt/, images/ (default: sample)"
+    )
     parser.add_argument("--pred", default="labels_obb_sam_b", help="prediction sub-folder (default labels_obb_sam_b)")
     parser.add_argument("--tiles", type=int, default=24, help="tiles on the sheet (default 24)")
     parser.add_argument("--size", type=int, default=1600, help="overlay long side (default 1600)")
@@ -64,10 +66,10 @@ def main() -> int:
         return 2
 
     from hbb2obb.analysis.cuts import worst_pairs
-    from hbb2obb.scoring.evaluate import evaluate_frames
     from hbb2obb.io import ImageSizes
     from hbb2obb.plotting.contact_sheet import write_contact_sheet
     from hbb2obb.plotting.overlay import write_overlays
+    from hbb2obb.scoring.evaluate import evaluate_frames
 
     table = evaluate_frames(gt, pred, sizes=ImageSizes(images)).table
     rows = worst_pairs(table, args.tiles)

@@ -18,8 +18,8 @@ about the definition, but it must be shown and proved, never waved through:
 from __future__ import annotations
 
 import copy
-import sys
 import csv
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path

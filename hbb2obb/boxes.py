@@ -12,7 +12,6 @@ from typing import Optional
 import numpy as np
 
 
-
 def _readonly(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
@@ -131,7 +130,9 @@ class Boxes:
 
     def with_corners(self, corners) -> "Boxes":
         """The same boxes (classes, lines, flags) at new corner positions."""
-        return Boxes(corners=corners, class_id=self.class_id, score=self.score, line=self.line, difficult=self.difficult)
+        return Boxes(
+            corners=corners, class_id=self.class_id, score=self.score, line=self.line, difficult=self.difficult
+        )
 
     @staticmethod
     def concatenate(parts: "list[Boxes]") -> "Boxes":

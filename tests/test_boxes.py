@@ -62,7 +62,13 @@ def test_arrays_are_copied_from_callers_and_shared_between_sets():
     assert boxes.corners[0, 0, 0] == 0.0 and boxes.class_id[0] == 3
     moved = boxes.with_corners(boxes.corners + 1.0)
     assert moved.class_id is boxes.class_id and moved.score is boxes.score  # read-only: shared, not copied
-    for made in (moved, boxes[boxes.class_id == 4], boxes[np.array([1, 0])], Boxes.concatenate([boxes, moved]), boxes[:1]):
+    for made in (
+        moved,
+        boxes[boxes.class_id == 4],
+        boxes[np.array([1, 0])],
+        Boxes.concatenate([boxes, moved]),
+        boxes[:1],
+    ):
         for values in (made.corners, made.class_id, made.score):
             assert not values.flags.writeable
     view = boxes.corners[:1]  # a read-only view of a set's array is still copied (its base could be shared)

@@ -13,7 +13,21 @@ PACKAGE = ROOT / "hbb2obb"
 # Beside the stages, the two things every stage shares: the Boxes type, and the exceptions that map
 # to exit statuses.
 ROOT_FILES = {"__init__.py", "boxes.py", "errors.py"}
-STAGES = {"io", "geometry", "frames", "scoring", "detection", "gates", "analysis", "sweep", "converters", "plotting", "report", "synthetic", "cli"}
+STAGES = {
+    "io",
+    "geometry",
+    "frames",
+    "scoring",
+    "detection",
+    "gates",
+    "analysis",
+    "sweep",
+    "converters",
+    "plotting",
+    "report",
+    "synthetic",
+    "cli",
+}
 
 # Imports each module first, in a state where no hbb2obb module is loaded yet: a circle between
 # two modules fails when either is imported first, whichever way the rest of the suite ran.

@@ -71,8 +71,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="analysis-yaml-"))
     try:
         theirs_dir, ours_dir = work / "reference", work / "ours"
-        subprocess.run([str(args.refvenv / "bin" / "python"), "-P", "-c", REFERENCE_ANALYZE, *FLAGS, "-o", str(theirs_dir)],
-                       cwd=args.sample, check=True, capture_output=True)
+        subprocess.run(
+            [str(args.refvenv / "bin" / "python"), "-P", "-c", REFERENCE_ANALYZE, *FLAGS, "-o", str(theirs_dir)],
+            cwd=args.sample,
+            check=True,
+            capture_output=True,
+        )
         ours_cmd = shutil.which("hbb2obb-analyze", path=str(Path(sys.executable).parent)) or "hbb2obb-analyze"
         subprocess.run([ours_cmd, *FLAGS, "-o", str(ours_dir)], cwd=args.sample, check=True, capture_output=True)
         theirs = yaml.safe_load((theirs_dir / "analysis.yaml").read_text(encoding="utf-8"))

@@ -149,7 +149,9 @@ def main() -> int:
         if len(measured_with) != 1:
             failures.append("records were measured with different settings")
         print(f"final numbers equal the uninterrupted run's: {got == expected} ({len(got)} points)")
-        print(f"watcher: {watcher.reads} reads of results.yaml/run_config.yaml, {len(watcher.failures)} failed to parse")
+        print(
+            f"watcher: {watcher.reads} reads of results.yaml/run_config.yaml, {len(watcher.failures)} failed to parse"
+        )
         failures += watcher.failures[:5]
         leftovers = [str(p) for p in folder.rglob("*") if p.name in (".scratch", ".sweep.lock")
                      or p.name.startswith(("hbb2obb-sweep-", ".results.yaml."))]

@@ -220,7 +220,9 @@ def main() -> int:
     parser.add_argument("--sets", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--refvenv", type=Path, default=Path("/work/refvenv"))
-    parser.add_argument("--keep", type=Path, help="Write the label sets here and keep them (default: a temporary folder)")
+    parser.add_argument(
+        "--keep", type=Path, help="Write the label sets here and keep them (default: a temporary folder)"
+    )
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="parity-"))
     try:
@@ -250,9 +252,11 @@ def main() -> int:
                     print("    " + problem)
                 for tie in wrong:
                     side = "matches (IoU > t)" if tie["bound"] == "threshold" else "misses the rung (IoU < rung)"
-                    print(f"    reference wrong: {tie['frame']} GT line {tie['gt_line']} / pred line {tie['pred_line']}: "
-                          f"exact IoU {tie['exact']} = the {tie['bound']}, shapely gives {tie['reference']!r}, "
-                          f"so the reference {side}")
+                    print(
+                        f"    reference wrong: {tie['frame']} GT line {tie['gt_line']} / pred line {tie['pred_line']}: "
+                        f"exact IoU {tie['exact']} = the {tie['bound']}, shapely gives {tie['reference']!r}, "
+                        f"so the reference {side}"
+                    )
                 if not wrong:
                     print("    NOT explained by an exact tie the reference rounds the wrong way")
         keys = len(references[0]) if references else 0

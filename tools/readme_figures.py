@@ -23,12 +23,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
 from hbb2obb.analysis.cuts import worst_pairs
-from hbb2obb.scoring.evaluate import evaluate_frames
 from hbb2obb.analysis.identity_baseline import match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.plotting.contact_sheet import contact_sheet
 from hbb2obb.plotting.overlay import overlay_frame
 from hbb2obb.plotting.pixels import FrameImages
+from hbb2obb.scoring.evaluate import evaluate_frames
 
 
 def most_telling_frame(table) -> int:

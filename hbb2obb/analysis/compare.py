@@ -36,7 +36,12 @@ BOOTSTRAP_CELLS = 4_000_000  # resampled values held in memory at once
 CONFIDENCE = 0.95
 WINDOW_SIGMAS = 6.0  # half-width of a percentile's rank window, in binomial standard deviations
 MIN_PAIRED_BOXES = 10  # fewer boxes both matched: numbers are reported, no verdict is drawn
-TOO_FEW, UNUSABLE, NOISE, HOLM_NOISE = "too few boxes", "interval unusable", "within the noise", "within the noise (Holm)"
+TOO_FEW, UNUSABLE, NOISE, HOLM_NOISE = (
+    "too few boxes",
+    "interval unusable",
+    "within the noise",
+    "within the noise (Holm)",
+)
 
 
 def align_ground_truth(table_a: MatchTable, table_b: MatchTable) -> np.ndarray:
@@ -401,7 +406,10 @@ def compare_cuts(table_a: MatchTable, table_b: MatchTable, cuts: Sequence[Cut], 
 def _holm_verdicts(results: list) -> dict:
     """Holm-adjust the verdicts of distinct groups in place, one family per measure; the family sizes."""
     sizes = {}
-    for measure, p_key, verdict_key in (("iou_tests", "iou_p", "iou_verdict"), ("angle_tests", "p90_p", "angle_verdict")):
+    for measure, p_key, verdict_key in (
+        ("iou_tests", "iou_p", "iou_verdict"),
+        ("angle_tests", "p90_p", "angle_verdict"),
+    ):
         members = [r for r in results if r[verdict_key] in ("A better", "B better", NOISE)]
         adjusted = holm_adjust([r[p_key] for r in members])
         for result, p_holm in zip(members, adjusted.tolist()):

@@ -17,19 +17,18 @@ ground-truth rows. Nothing is re-matched per cut, so a pair scored here is the p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
 
-from hbb2obb.scoring.evaluate import EvaluationResult, MatchTable
 from hbb2obb.frames.loading import touches_edge
 from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_lengths
 from hbb2obb.io import read_dota, read_obb_labels
 from hbb2obb.io.labelmap import class_name
+from hbb2obb.scoring.evaluate import EvaluationResult, MatchTable
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics, row_overlap
 
 AXIS_ALIGNED_BELOW = 0.005
@@ -427,7 +426,8 @@ def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: O
     ...     _ = (root / sub / "f.txt").write_text(line + "\\n")
     >>> result = evaluate_frames(root / "gt", root / "pred")
     >>> data = analyze(result, ground_truth_properties(result.table))
-    >>> data["overall"]["boxes"], data["cuts"][0]["groups"][0]["label"], round(data["cuts"][0]["groups"][0]["avg_iou"], 4)
+    >>> group = data["cuts"][0]["groups"][0]
+    >>> data["overall"]["boxes"], group["label"], round(group["avg_iou"], 4)
     (1, 'axis-aligned (<0.005 deg)', 0.8182)
     """
     table = result.table

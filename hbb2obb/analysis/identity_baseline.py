@@ -17,11 +17,11 @@ import numpy as np
 from hbb2obb.analysis.cuts import Cut
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
-from hbb2obb.scoring.evaluate import EvalSettings, MatchTable
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
+from hbb2obb.geometry.matching import match_pairs
 from hbb2obb.io import read_yolo_hbb, scale_to_pixels
 from hbb2obb.io.text import looks_normalized
-from hbb2obb.geometry.matching import match_pairs
+from hbb2obb.scoring.evaluate import EvalSettings, MatchTable
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,9 @@ def _frame_prompts(path: Path, size, gt_corners: np.ndarray, excluded: np.ndarra
         return Boxes.empty()
     prompts = read_yolo_hbb(path, strict=False)
     if prompts.problems:
-        more = f" ({len(prompts.problems)} broken lines, all skipped)" if len(prompts.problems) > 1 else " (line skipped)"
+        more = (
+            f" ({len(prompts.problems)} broken lines, all skipped)" if len(prompts.problems) > 1 else " (line skipped)"
+        )
         warnings.append(("broken prompt file", f"{prompts.problems[0]}{more}"))
     if size is not None:
         prompts = scale_to_pixels(prompts, *size)

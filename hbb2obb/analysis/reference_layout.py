@@ -17,8 +17,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from hbb2obb.io.labelmap import class_name
-
 from hbb2obb.analysis.cuts import (
     HIGH_IOU,
     LOW_IOU,
@@ -28,6 +26,7 @@ from hbb2obb.analysis.cuts import (
     short_side_cut,
     side_ratio_table,
 )
+from hbb2obb.io.labelmap import class_name
 
 #: Our keys whose names the reference's file uses for a different structure, and where they go.
 RENAMED = {"orientation_partition": "orientation_partition_cut", "side_ratios": "side_ratio_table"}

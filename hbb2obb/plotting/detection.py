@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from hbb2obb.io.labelmap import class_name  # noqa: E402
 from hbb2obb.detection.evaluate import RECALL_THRESHOLDS  # noqa: E402
+from hbb2obb.io.labelmap import class_name  # noqa: E402
 
 
 def confusion_figure(metrics: dict, label_map: dict | None = None) -> Figure:

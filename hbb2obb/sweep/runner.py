@@ -34,11 +34,16 @@ import yaml
 
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
-from hbb2obb.sweep.records import (describe_output_problems, fingerprint, output_problems, record_problem,
-                                   setting_changes)
+from hbb2obb.sweep.records import (
+    describe_output_problems,
+    fingerprint,
+    output_problems,
+    record_problem,
+    setting_changes,
+)
 
 RESULTS_NAME = "results.yaml"
 RUN_CONFIG_NAME = "run_config.yaml"
@@ -143,8 +148,9 @@ def build_grid(converter, axes: dict) -> Grid:
 
     Axis names may use the reference spellings (``scale_factors``, ``opening_kernels``). The
     reference tool's axes that the converter has but ``axes`` leaves out take the converter's
-    ``default_axes``, else the reference defaults; an axis the converter does not have is a usage error, as is a point the converter
-    rejects (e.g. a scale factor of -0.6), so nothing runs on a grid that would fail half way.
+    ``default_axes``, else the reference defaults; an axis the converter does not have is a usage
+    error, as is a point the converter rejects (e.g. a scale factor of -0.6), so nothing runs on a
+    grid that would fail half way.
     """
     given: dict = {}
     for name, values in axes.items():

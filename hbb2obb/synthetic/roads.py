@@ -3,8 +3,8 @@
 A frame gets two or three straight roads (a street grid lined up with the camera a third of the
 time, otherwise at any angle), each with one to three lanes a direction. Vehicles are proposed
 in a lane (driving along it, never exactly axis-aligned), entering at a frame edge (slid in
-until a corner touches it), or parked off the roads (some exactly axis-aligned); :func:`hbb2obb.synthetic.dataset.simulate_frame`
-keeps the proposals that stay clear of the vehicles placed before.
+until a corner touches it), or parked off the roads (some exactly axis-aligned);
+:func:`hbb2obb.synthetic.dataset.simulate_frame` keeps the proposals that stay clear of the vehicles placed before.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from shapely.geometry import Polygon
 
-from conftest import obb_line, rect, rotated_rect, shapely_iou
 from hbb2obb.analysis.cuts import (
     GroundTruthProperties,
     analyze,
@@ -24,10 +23,12 @@ from hbb2obb.analysis.cuts import (
     unmatched_gt_rows,
     worst_pairs,
 )
-from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
+from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io import ImageSizes
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+
+from conftest import obb_line, rect, rotated_rect, shapely_iou
 
 
 def props_of(off_axis=(), short=(), long=None, edge=None, edge_known=None, difficult=None, class_id=None):

@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 import hbb2obb.analysis.compare as compare
+from hbb2obb.analysis.compare import align_ground_truth, compare_cuts, paired_difference
 from hbb2obb.analysis.cuts import Cut, ground_truth_properties, standard_cuts
 from hbb2obb.cli.analyze import main as analyze_main
-from hbb2obb.analysis.compare import align_ground_truth, compare_cuts, paired_difference
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
-from conftest import shifted_pair
 
+from conftest import shifted_pair
 
 # --------------------------------------------------------------------------- paired_difference
 
@@ -233,7 +233,9 @@ def test_family_is_the_distinct_groups_big_enough_for_a_verdict(tmp_path):
     assert small["boxes"] == 5 and small["iou_verdict"] == "too few boxes" and "iou_p_holm" not in small
     # two tests: the smaller p doubled, the larger one at least that and at least its own p
     low, high = sorted([whole["iou_p"], even["iou_p"]])
-    assert sorted([whole["iou_p_holm"], even["iou_p_holm"]]) == pytest.approx([min(1, 2 * low), max(min(1, 2 * low), high)])
+    assert sorted([whole["iou_p_holm"], even["iou_p_holm"]]) == pytest.approx(
+        [min(1, 2 * low), max(min(1, 2 * low), high)]
+    )
 
 
 def test_holm_turns_a_lone_lucky_cut_into_noise():

@@ -12,8 +12,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import rect, rotated_rect
 from hbb2obb.cli.analyze import main
+
+from conftest import rect, rotated_rect
 
 TOP_LEVEL = ["boxes", "has_identity", "has_edge", "has_difficult", "overall", "orientation", "orientation_controlled",
              "orientation_partition", "orientation_partition_controlled", "controlled_boxes", "size", "klass",
@@ -47,9 +48,24 @@ def analysis_yaml(write_labels, tmp_path):
     hbb.append("0 20 10 40 20")
     root = write_labels({"gt/a.txt": "\n".join(gt) + "\n", "pred/a.txt": "\n".join(pred) + "\n",
                          "hbb/a.txt": "\n".join(hbb) + "\n", "classes.yaml": "0: Car\n1: Bus\n"})
-    result = CliRunner().invoke(main, [str(root / "gt"), str(root / "pred"), "-hd", str(root / "hbb"), "-mp",
-                                       str(root / "classes.yaml"), "-iw", "1200", "-ih", "600", "-o", str(tmp_path / "out"),
-                                       "-nb"])
+    result = CliRunner().invoke(
+        main,
+        [
+            str(root / "gt"),
+            str(root / "pred"),
+            "-hd",
+            str(root / "hbb"),
+            "-mp",
+            str(root / "classes.yaml"),
+            "-iw",
+            "1200",
+            "-ih",
+            "600",
+            "-o",
+            str(tmp_path / "out"),
+            "-nb",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     return yaml.safe_load((tmp_path / "out" / "analysis.yaml").read_text(encoding="utf-8"))
 

@@ -69,8 +69,9 @@ def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path
     assert re.search(r"10 boxes \(start-up\)\n\s+hbb2obb \(ours\)\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB", out)
     assert re.search(r"python -c 'import numpy'\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
     assert re.search(r"the same, 1 BLAS thread\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ours take [\d.]+x this", out)
-    rows = re.findall(r"shapely 2 vectorized\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ratio [\d.]+x; agree: yes \(([\d,]+) values",
-                      out)
+    rows = re.findall(
+        r"shapely 2 vectorized\s+[\d.]+ s\s+[\d.]+ s\s+\d+ MB\s+ratio [\d.]+x; agree: yes \(([\d,]+) values", out
+    )
     assert len(rows) == 2 and all(int(n.replace(",", "")) > 0 for n in rows)  # the 6 frames and the dense frame
     assert "reference 1.12.0" not in out
 
@@ -84,10 +85,10 @@ def test_profile_hooks_find_the_functions_they_time():
     finally:
         sys.path.remove(str(BENCH.parent))
     import hbb2obb.cli.eval as cli
-    import hbb2obb.geometry.iou as iou_module
     import hbb2obb.detection.evaluate as detection
-    import hbb2obb.scoring.evaluate as core
     import hbb2obb.frames.loading as frames
+    import hbb2obb.geometry.iou as iou_module
+    import hbb2obb.scoring.evaluate as core
 
     modules = {"cli": cli, "core": core, "frames": frames, "detection": detection, "iou_module": iou_module}
     found = {label for module, attribute, label in bench.STAGES if getattr(modules[module], attribute, None)}

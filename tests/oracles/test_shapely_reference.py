@@ -11,10 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from conftest import ROOT
 from hbb2obb.geometry.exact import exact_iou as package_exact_iou
-from oracles import shapely_reference as oracle
 
+from oracles import shapely_reference as oracle
 
 # The benchmark's pair (README, "Agreement with the reference tool"): IoU exactly 9/10.
 README_GT = "1095 494 1095 397 1132 397 1132 494".split()

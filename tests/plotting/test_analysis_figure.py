@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from conftest import obb_line, rotated_rect
 from hbb2obb.analysis.cuts import analyze, ground_truth_properties
 from hbb2obb.plotting.analysis import plot_analysis
 from hbb2obb.scoring.evaluate import evaluate_frames
+
+from conftest import obb_line, rotated_rect
 
 
 @pytest.fixture

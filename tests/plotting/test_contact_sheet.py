@@ -11,11 +11,9 @@ from matplotlib.colors import to_rgb
 from PIL import Image
 from shapely.geometry import Polygon
 
-from conftest import rect
 from hbb2obb.analysis.cuts import worst_pairs
-from hbb2obb.errors import UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.analysis.identity_baseline import match_identity_baseline
+from hbb2obb.errors import UsageError
 from hbb2obb.io import ImageSizes
 from hbb2obb.plotting.contact_sheet import (
     CAPTION,
@@ -32,6 +30,9 @@ from hbb2obb.plotting.contact_sheet import (
     write_contact_sheet,
 )
 from hbb2obb.plotting.pixels import FrameImages
+from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+
+from conftest import rect
 
 TILE = 200
 RED, GREEN, BLUE = (200, 30, 30), (30, 160, 30), (30, 30, 200)

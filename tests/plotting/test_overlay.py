@@ -10,21 +10,22 @@ from matplotlib.colors import to_rgb
 from PIL import Image
 from shapely.geometry import Polygon
 
-from conftest import rect
 from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.evaluate import evaluate_frames
 from hbb2obb.io import ImageSizes
 from hbb2obb.plotting.overlay import (
-    IOU_RANGE,
     GROUND_TRUTH,
     IOU_CMAP,
+    IOU_RANGE,
     UNMATCHED_GT,
     UNMATCHED_PRED,
     frame_boxes,
     overlay_frame,
     write_overlays,
 )
+from hbb2obb.scoring.evaluate import evaluate_frames
+
+from conftest import rect
 
 # Frame "a": two matched pairs with very different IoU, one ground-truth box nobody matches,
 # one prediction nobody chose. Frame "b": one exact pair.
@@ -120,7 +121,9 @@ def test_long_side_is_the_overlay_size(table, image_size, size, expected):
 
 
 def test_downscaled_boxes_land_where_the_frame_shrank(write_labels):
-    root = write_labels({"gt/f.txt": rect(1000, 1000, 400, 200) + "\n", "pred/f.txt": rect(1000, 1000, 400, 200) + "\n"})
+    root = write_labels(
+        {"gt/f.txt": rect(1000, 1000, 400, 200) + "\n", "pred/f.txt": rect(1000, 1000, 400, 200) + "\n"}
+    )
     table = evaluate_frames(root / "gt", root / "pred").table
     picture = np.asarray(overlay_frame(black(3840, 2160), table, "f", size=800))
     scale = 800 / 3840

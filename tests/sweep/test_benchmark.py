@@ -8,13 +8,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hbb2obb.sweep.benchmark import (RunSpec, benchmark_rows, load_benchmark, plan_run, render_benchmark_folder,
-                               render_benchmark_md, render_benchmark_tex, render_run_folder, select_runs,
-                               tied_with_leader)
 from hbb2obb.errors import ConfigError, InputError, UsageError
+from hbb2obb.sweep.benchmark import (
+    RunSpec,
+    benchmark_rows,
+    load_benchmark,
+    plan_run,
+    render_benchmark_folder,
+    render_benchmark_md,
+    render_benchmark_tex,
+    render_run_folder,
+    select_runs,
+    tied_with_leader,
+)
 from hbb2obb.sweep.plots import pareto_front
-from hbb2obb.sweep.runner import SweepInputs
 from hbb2obb.sweep.report import check_plot_metric, edge_notes, infer_axes, load_run, render_dry_run, with_sem
+from hbb2obb.sweep.runner import SweepInputs
 
 VALID = """\
 img_source: data/images
@@ -55,42 +64,72 @@ def test_load_benchmark_merges_defaults_into_each_run(tmp_path):
     assert bench.text == VALID
 
 
-@pytest.mark.parametrize("text, message", [
-    (VALID.replace("gt_dir:", "gt_dirs:"), r"bench.yaml:2: unknown key 'gt_dirs' in the benchmark file"),
-    (VALID.replace("  iou_threshold: 0.2", "  iou_treshold: 0.2"), r"bench.yaml:5: unknown key 'iou_treshold' in defaults"),
-    (VALID.replace("    excluded_classes: [3]", "    exclude: [3]"), r"bench.yaml:13: unknown key 'exclude' in run 2"),
-    (VALID.replace("  - name: first", "  - name: first\n    sam_models: [sam_b]"), r"'sam_models'.*converter: command"),
-    (VALID.replace("  - name: first", "  - name: first\n    name: first"), r"bench.yaml:9: key .name. given twice"),
-    (VALID.replace("name: second", "name: first"), "used twice"),
-    (VALID.replace("scale_factors: [0.0, 0.05]", "scale_factors: [0.0, big]"), r"bench.yaml:4: scale_factors must be"),
-    (VALID.replace("excluded_classes: [3]", "excluded_classes: [1.5]"), "excluded_classes must be a list of integers"),
-    (VALID.replace("img_source: data/images\n", ""), "'img_source' is required"),
-    (VALID.replace("runs:\n", "runs: 3\nold:\n"), "unknown key 'old'"),
-    ("img_source: a\ngt_dir: b\nruns: {x: 1}\n", "'runs' must be a list"),
-    ("img_source: a\ngt_dir: b\nruns: [3]\n", "run 1 must be a mapping"),
-    ("img_source: [a\n", "not valid YAML"),
-    ("- a\n- b\n", "must be a mapping"),
-    (VALID + "    command_timeout: soon\n", "bench.yaml:16: command_timeout in run 3 must be a positive number of sec"),
-    (VALID.replace("name: second", "name: a/b"), "cannot be a folder name"),
-    (VALID + "    scale_factor: [0.1]\n", "unknown key 'scale_factor'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (VALID.replace("gt_dir:", "gt_dirs:"), r"bench.yaml:2: unknown key 'gt_dirs' in the benchmark file"),
+        (
+            VALID.replace("  iou_threshold: 0.2", "  iou_treshold: 0.2"),
+            r"bench.yaml:5: unknown key 'iou_treshold' in defaults",
+        ),
+        (
+            VALID.replace("    excluded_classes: [3]", "    exclude: [3]"),
+            r"bench.yaml:13: unknown key 'exclude' in run 2",
+        ),
+        (
+            VALID.replace("  - name: first", "  - name: first\n    sam_models: [sam_b]"),
+            r"'sam_models'.*converter: command",
+        ),
+        (VALID.replace("  - name: first", "  - name: first\n    name: first"), r"bench.yaml:9: key .name. given twice"),
+        (VALID.replace("name: second", "name: first"), "used twice"),
+        (
+            VALID.replace("scale_factors: [0.0, 0.05]", "scale_factors: [0.0, big]"),
+            r"bench.yaml:4: scale_factors must be",
+        ),
+        (
+            VALID.replace("excluded_classes: [3]", "excluded_classes: [1.5]"),
+            "excluded_classes must be a list of integers",
+        ),
+        (VALID.replace("img_source: data/images\n", ""), "'img_source' is required"),
+        (VALID.replace("runs:\n", "runs: 3\nold:\n"), "unknown key 'old'"),
+        ("img_source: a\ngt_dir: b\nruns: {x: 1}\n", "'runs' must be a list"),
+        ("img_source: a\ngt_dir: b\nruns: [3]\n", "run 1 must be a mapping"),
+        ("img_source: [a\n", "not valid YAML"),
+        ("- a\n- b\n", "must be a mapping"),
+        (
+            VALID + "    command_timeout: soon\n",
+            "bench.yaml:16: command_timeout in run 3 must be a positive number of sec",
+        ),
+        (VALID.replace("name: second", "name: a/b"), "cannot be a folder name"),
+        (VALID + "    scale_factor: [0.1]\n", "unknown key 'scale_factor'"),
+    ],
+)
 def test_config_errors_name_the_key_and_line(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_benchmark(write(tmp_path, text))
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("  class_agnostic: 'false'", r"bench.yaml:5: class_agnostic in defaults must be true or false, got 'false' \(a string\)"),
-    ("  iou_threshold: high", r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got 'high'"),
-    ("  iou_threshold: [0.1]", r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got \[0.1\]"),
-    ("  iou_threshold: 1.5", r"bench.yaml:5: iou_threshold .* got 1.5"),
-    ("  edge_tolerance: abc", r"bench.yaml:5: edge_tolerance in defaults must be a number of pixels, 0 or more"),
-    ("  img_width: abc", r"bench.yaml:5: img_width in defaults must be a positive number of pixels, got 'abc'"),
-    ("  img_width: -3", r"bench.yaml:5: img_width in defaults must be a positive number"),
-    ("  map_path: 5", r"bench.yaml:5: map_path in defaults must be a non-empty string, got 5 \(int\)"),
-    ("  missing_pred: drop", r"bench.yaml:5: missing_pred in defaults must be one of"),
-    ("  one_to_one: 1", r"bench.yaml:5: one_to_one in defaults must be true or false"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (
+            "  class_agnostic: 'false'",
+            r"bench.yaml:5: class_agnostic in defaults must be true or false, got 'false' \(a string\)",
+        ),
+        ("  iou_threshold: high", r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got 'high'"),
+        (
+            "  iou_threshold: [0.1]",
+            r"bench.yaml:5: iou_threshold in defaults must be a number in \[0, 1\), got \[0.1\]",
+        ),
+        ("  iou_threshold: 1.5", r"bench.yaml:5: iou_threshold .* got 1.5"),
+        ("  edge_tolerance: abc", r"bench.yaml:5: edge_tolerance in defaults must be a number of pixels, 0 or more"),
+        ("  img_width: abc", r"bench.yaml:5: img_width in defaults must be a positive number of pixels, got 'abc'"),
+        ("  img_width: -3", r"bench.yaml:5: img_width in defaults must be a positive number"),
+        ("  map_path: 5", r"bench.yaml:5: map_path in defaults must be a non-empty string, got 5 \(int\)"),
+        ("  missing_pred: drop", r"bench.yaml:5: missing_pred in defaults must be one of"),
+        ("  one_to_one: 1", r"bench.yaml:5: one_to_one in defaults must be true or false"),
+    ],
+)
 def test_config_values_are_checked_against_their_kind(tmp_path, line, expected):
     """Every key's type and range is checked up front, naming the key and its line (a string
     'false' would otherwise switch class-agnostic matching on, a word end in a traceback)."""

@@ -24,11 +24,21 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hbb2obb.sweep.benchmark import RunSpec, plan_run
 from hbb2obb.cli.optimize import main
-from hbb2obb.sweep.dask_executor import (DASK_INSTALL_HINT, DaskExecutor, PointFailed, SchedulerSpec, dask_client,
-                                   failure_reason, failure_record, parse_scheduler, run_attempt, with_absolute_paths)
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.sweep.benchmark import RunSpec, plan_run
+from hbb2obb.sweep.dask_executor import (
+    DASK_INSTALL_HINT,
+    DaskExecutor,
+    PointFailed,
+    SchedulerSpec,
+    dask_client,
+    failure_reason,
+    failure_record,
+    parse_scheduler,
+    run_attempt,
+    with_absolute_paths,
+)
 from hbb2obb.sweep.runner import RESULTS_NAME, EvalSpec, SweepInputs, run_sweep, run_sweeps, serial_executor
 from hbb2obb.synthetic.dataset import generate_dataset
 

@@ -17,10 +17,29 @@ from shapely.geometry import Polygon, box
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.sweep.runner import (DEFAULT_AXIS_VALUES, RESULTS_NAME, RUN_CONFIG_NAME, EvalSpec, Grid, ProcessExecutor,
-                           SweepInputs, SweepPlan, best_record, build_grid, check_resumable, is_complete,
-                           make_executor, measured_records, read_yaml, results_document, run_config_document, run_grid_point, run_sweep,
-                           serial_executor, write_yaml_atomic)
+from hbb2obb.sweep.runner import (
+    DEFAULT_AXIS_VALUES,
+    RESULTS_NAME,
+    RUN_CONFIG_NAME,
+    EvalSpec,
+    Grid,
+    ProcessExecutor,
+    SweepInputs,
+    SweepPlan,
+    best_record,
+    build_grid,
+    check_resumable,
+    is_complete,
+    make_executor,
+    measured_records,
+    read_yaml,
+    results_document,
+    run_config_document,
+    run_grid_point,
+    run_sweep,
+    serial_executor,
+    write_yaml_atomic,
+)
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_obb_converter.py"
 FAKE_TEMPLATE = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} {{hbb_dir}} {{out_dir}} --sf {{scale_factor}}"
