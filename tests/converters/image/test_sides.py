@@ -165,8 +165,12 @@ def test_a_moved_box_is_a_rectangle_holding_the_old_one_each_side_moved_at_most_
             normal = -normal                                         # outward
         move = (moved[k] - box[k]) @ normal
         assert -1e-9 <= move <= REACH * min(length, breadth) + 1e-9
-    area = lambda e: abs(e[0][0] * e[1][1] - e[0][1] * e[1][0])
-    assert iou(moved, box) == pytest.approx(area(own) / area(edges), rel=1e-6)   # it holds the old box
+    # it holds the old box: every old corner lies within the moved rectangle, along each of its
+    # two axes (shapely's overlay can lose the area of two rectangles that share a side exactly)
+    centre = moved.mean(axis=0)
+    for axis in edges[:2]:
+        half = (axis @ axis) / 2
+        assert (np.abs((box - centre) @ axis) <= half * (1 + 1e-9)).all()
 
 
 def test_banded_result_passes_fallbacks_and_unfitted_boxes_through():
