@@ -34,7 +34,7 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    rectangle is nearly fixed by the HBB, so that a rectangle holding more than the object also
    counts). A fallback scores 0; a box without a mask of its own (inscribed at its rows' axis)
    scores its edge support against the HBB's, capped at 1; a box narrowed to its side-by-side
-   neighbours scores 1 (``NARROWED_CONFIDENCE``). Measured in the README's converter section.
+   neighbours scores 1 (``narrowed_confidence``). Measured in the README's converter section.
 
 Per frame (:mod:`hbb2obb.converters.image.scene`): ``auto`` tightness is read from the HBBs;
 boxes whose own pixels left the diagonal open take their neighbours' orientation; a class
@@ -53,15 +53,17 @@ stops where a bright body ends moves out to the dark band just beyond it, the lo
 tyres an oblique view shows, which colour clusters give to the background
 (:mod:`hbb2obb.converters.image.sides`), judged the same way.
 
-A box written as its HBB is counted as a fallback, with its reason. The parameters, the
-alternatives that were measured and the numbers are in the README's converter section.
+A box written as its HBB is counted as a fallback, with its reason. Every setting, from the
+public parameters to the tuned numbers, is a field of
+:class:`~hbb2obb.converters.image.params.ImageParams`; the alternatives that were measured and
+the numbers are there and in the README's converter section.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -80,8 +82,8 @@ from hbb2obb.converters.image.box import (
     refit_at_breadth,
     segment_box,
 )
+from hbb2obb.converters.image.params import DEFAULT_PARAMETERS, TIGHTNESS, ImageParams
 from hbb2obb.converters.image.scene import (
-    ROW_MIN_EDGE_RATIO,
     breadth_agreements,
     classes_less_supported,
     estimate_tightness,
@@ -94,26 +96,6 @@ from hbb2obb.converters.image.sides import banded_result
 from hbb2obb.errors import InputError, UsageError
 
 LABEL_SUFFIX = ".txt"
-#: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side neighbours'
-#: distance (:func:`~hbb2obb.converters.image.scene.side_by_side_breadths`); off only to measure it.
-SIDE_BY_SIDE = True
-#: In a loose frame, refit each box at its breadth pooled with its class's
-#: (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); off only to measure it.
-POOL_BREADTHS = True
-#: In a loose frame, move each fitted side out to the dark band just beyond it
-#: (:func:`~hbb2obb.converters.image.sides.extended_to_bands`); off only to measure it.
-EXTEND_TO_BANDS = True
-#: The confidence of a box narrowed to its side-by-side neighbours' distance: its mask spilled
-#: across the gaps between them, which is what the narrowing corrected, so the mask no longer
-#: judges it. On the tuned DOTA frames the narrowed boxes were the better ones (mean IoU 0.887
-#: against 0.839), and with their mask's held share instead the confidence ranked the ships
-#: worse than by chance (Spearman -0.09 against 0.23 over the frames' converted boxes).
-NARROWED_CONFIDENCE = 1.0
-#: How the HBBs relate to the objects' rectangles (see :class:`ImageConverter`).
-TIGHTNESS = ("auto", "tight", "loose")
-
-DEFAULT_PARAMETERS = {"scale_factor": 0.0, "opening_kernel_percentage": 0.1, "imgsz": 96, "corner_radius": 0.4,
-                      "tightness": "auto"}
 
 
 @dataclass
@@ -144,31 +126,22 @@ class ImageConversion:
     tightness: str = "loose"
 
 
-def convert_box(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
-                opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
-                imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
-                tightness: str = "loose", keep_masks: bool = False) -> BoxResult:
+def convert_box(image, xyxy, params: ImageParams, *, keep_masks: bool = False) -> BoxResult:
     """Convert one HBB ``x1 y1 x2 y2`` (image pixels) on its own (no neighbours, no tightness
-    estimate: ``tightness`` must be ``"tight"`` or ``"loose"``); see the module docstring.
+    estimate: ``params.tightness`` must be ``"tight"`` or ``"loose"``); see the module docstring.
 
     Returns
     -------
     BoxResult
         ``corners`` ``(4, 2)`` in image pixels, or ``None`` (with the ``reason``) for a fallback.
     """
-    if tightness not in ("tight", "loose"):
-        raise UsageError(f"convert_box needs tightness 'tight' or 'loose', got {tightness!r}")
-    segmentation = segment_box(image, xyxy, scale_factor=scale_factor,
-                               opening_kernel_percentage=opening_kernel_percentage, imgsz=imgsz,
-                               tight=tightness == "tight")
-    return fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, keep_masks=keep_masks)
+    if params.tightness not in ("tight", "loose"):
+        raise UsageError(f"convert_box needs tightness 'tight' or 'loose', got {params.tightness!r}")
+    return fit_box(segment_box(image, xyxy, params), params, keep_masks=keep_masks)
 
 
-def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"],
-                  opening_kernel_percentage: float = DEFAULT_PARAMETERS["opening_kernel_percentage"],
-                  imgsz: int = DEFAULT_PARAMETERS["imgsz"], corner_radius: float = DEFAULT_PARAMETERS["corner_radius"],
-                  tightness: str = DEFAULT_PARAMETERS["tightness"], class_ids=None, scene: bool = True,
-                  check: bool = True, keep_masks: bool = False) -> ImageConversion:
+def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids=None,
+                  keep_masks: bool = False) -> ImageConversion:
     """Convert every HBB of one frame; a box without a usable, well-supported OBB comes out as itself.
 
     Parameters
@@ -177,20 +150,17 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         The frame (converted to RGB).
     xyxy : array_like, shape (n, 4)
         HBBs as ``x1 y1 x2 y2`` in image pixels.
-    scale_factor, opening_kernel_percentage, imgsz, corner_radius, tightness
-        The converter's parameters (see :class:`ImageConverter`); ``"auto"`` tightness is
-        estimated from this frame's boxes.
+    params : ImageParams
+        The converter's parameters (see :class:`ImageConverter`), switches and tuned numbers;
+        ``"auto"`` tightness is read from this frame's boxes. Its switches: ``scene`` lets
+        neighbours' orientations decide where a box's own pixels leave the diagonal open, and
+        (loose frames, ``pool_breadths``) refits each box at its breadth pooled with its class's
+        (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); ``check`` turns on the
+        self-checks (per box: a fitted box less supported by the image than its HBB falls back;
+        per class: a class whose fitted boxes follow the edges less than their HBBs keeps its
+        HBBs, over at least ``min_class_boxes`` boxes).
     class_ids : array_like of int, shape (n,), optional
         The boxes' classes, for the class-level self-check (``None``: one class).
-    scene : bool
-        Let neighbours' orientations decide where a box's own pixels leave the diagonal open,
-        and (loose frames) refit each box at its breadth pooled with its class's
-        (:func:`~hbb2obb.converters.image.scene.pooled_breadths`).
-    check : bool
-        The self-checks (on by default; off only to measure what they save): a box keeps its
-        HBB when its fitted box is less supported by the image than the HBB, and all boxes of a
-        class keep theirs when the class's fitted boxes follow the image's edges less than
-        their HBBs do (median over at least ``MIN_CLASS_BOXES`` boxes).
     keep_masks : bool
         Also return every box's window, mask and hull (for visualizations).
 
@@ -209,50 +179,49 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
     """
     from PIL import Image
 
-    if tightness not in TIGHTNESS:
-        raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {tightness!r}")
+    if params.tightness not in TIGHTNESS:
+        raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {params.tightness!r}")
     if isinstance(image, np.ndarray):
         image = Image.fromarray(np.asarray(image, dtype=np.uint8))
     if image.mode != "RGB":  # converting an RGB image would copy the whole frame
         image = image.convert("RGB")
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
-    if tightness == "auto":
-        tightness = estimate_tightness(xyxy)
-    segmentations = [segment_box(image, box, scale_factor=scale_factor, opening_kernel_percentage=opening_kernel_percentage,
-                                 imgsz=imgsz, tight=tightness == "tight") for box in xyxy]
-    preferred = neighbour_axes(segmentations) if scene else [None] * len(segmentations)
-    results = [fit_box(segmentation, tight=tightness == "tight", corner_radius=corner_radius, prefer_axis=prefer,
-                       check=check, keep_masks=keep_masks) for segmentation, prefer in zip(segmentations, preferred)]
-    if check:
-        classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
-        for index in np.flatnonzero(classes_less_supported(results, classes)):
+    if params.tightness == "auto":
+        params = replace(params, tightness=estimate_tightness(xyxy, params))
+    tight = params.tight
+    classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
+    segmentations = [segment_box(image, box, params) for box in xyxy]
+    preferred = neighbour_axes(segmentations, params) if params.scene else [None] * len(segmentations)
+    results = [fit_box(segmentation, params, prefer_axis=prefer, keep_masks=keep_masks)
+               for segmentation, prefer in zip(segmentations, preferred)]
+    if params.check:
+        for index in np.flatnonzero(classes_less_supported(results, classes, params)):
             results[index] = BoxResult(None, results[index].window, results[index].mask, results[index].hull,
                                        reason=REASON_CLASS_LESS_SUPPORTED)
-    if scene and tightness == "loose" and POOL_BREADTHS:
-        classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
-        agreements = breadth_agreements(results, classes)  # of the fits before the pooling
-        for index, breadth in enumerate(pooled_breadths(results, classes)):
+    if params.scene and not tight and params.pool_breadths:
+        agreements = breadth_agreements(results, classes, params)  # of the fits before the pooling
+        for index, breadth in enumerate(pooled_breadths(results, classes, params)):
             if breadth is not None:
-                refitted = refit_at_breadth(segmentations[index], results[index], breadth, corner_radius,
-                                            check=check, keep_masks=keep_masks)
+                refitted = refit_at_breadth(segmentations[index], results[index], breadth, params,
+                                            keep_masks=keep_masks)
                 if refitted is not None:
                     results[index] = refitted
             if results[index].corners is not None:  # how far the pool had to move its breadth
                 results[index].confidence *= float(agreements[index])
-    if tightness == "loose" and EXTEND_TO_BANDS:
-        results = [banded_result(image, segmentation, result, check=check, keep_masks=keep_masks)
+    if not tight and params.extend_to_bands:
+        results = [banded_result(image, segmentation, result, params, keep_masks=keep_masks)
                    for segmentation, result in zip(segmentations, results)]
-    if scene and tightness == "tight":
-        results = _rescue_by_rows(xyxy, segmentations, results, check)
-        if SIDE_BY_SIDE:
-            for index, breadth in enumerate(side_by_side_breadths(results)):
+    if params.scene and tight:
+        results = _rescue_by_rows(xyxy, segmentations, results, params)
+        if params.side_by_side:
+            for index, breadth in enumerate(side_by_side_breadths(results, params)):
                 if breadth is not None:
-                    narrowed = narrowed_box(segmentations[index], results[index].corners, breadth)
+                    narrowed = narrowed_box(segmentations[index], results[index].corners, breadth, params)
                     if narrowed is not None:
                         results[index].corners = narrowed
                         if results[index].from_mask:  # the mask spilling across the gaps is what
-                            # was corrected: it no longer judges the box (see NARROWED_CONFIDENCE)
-                            results[index].confidence = NARROWED_CONFIDENCE
+                            # was corrected: it no longer judges the box (see narrowed_confidence)
+                            results[index].confidence = params.narrowed_confidence
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))
@@ -266,22 +235,24 @@ def convert_boxes(image, xyxy, *, scale_factor=DEFAULT_PARAMETERS["scale_factor"
         reasons.append(result.reason)
         if keep_masks:
             kept.append(result)
-    return ImageConversion(corners, fallback, kept, confidence, reasons, tightness)
+    return ImageConversion(corners, fallback, kept, confidence, reasons, params.tightness)
 
 
-def _rescue_by_rows(xyxy, segmentations, results, check: bool) -> list:
+def _rescue_by_rows(xyxy, segmentations, results, params: ImageParams) -> list:
     """Fallbacks of a tight frame that stand in rows of converted boxes: the rectangle inscribed
     in the HBB at the rows' axis (:func:`~hbb2obb.converters.image.scene.row_axes`), kept when it
-    follows the image's edges about as well as the HBB (a helicopter's rotor disc fills its
-    labelled box while its own pixels point every way; its apron's planes do not). Only boxes
-    whose own fit was refused are rescued: they held an object; a box without a usable mask
-    had its neighbours' say already (and open water between boats has no edges to refuse it)."""
+    follows the image's edges about as well as the HBB (``row_min_edge_ratio``: a helicopter's
+    rotor disc fills its labelled box while its own pixels point every way; its apron's planes
+    do not). Only boxes whose own fit was refused are rescued: they held an object; a box
+    without a usable mask had its neighbours' say already (and open water between boats has no
+    edges to refuse it)."""
     wanted = [r.reason in (REASON_LESS_SUPPORTED, REASON_CLASS_LESS_SUPPORTED) for r in results]
     rescued = list(results)
-    for index, axis in enumerate(row_axes(xyxy, results, wanted)):
+    for index, axis in enumerate(row_axes(xyxy, results, wanted, params)):
         if axis is None:
             continue
-        result = inscribed_box(segmentations[index], axis, check, results[index].reason, ROW_MIN_EDGE_RATIO)
+        result = inscribed_box(segmentations[index], axis, results[index].reason, params,
+                               params.row_min_edge_ratio)
         if result.corners is not None:
             rescued[index] = result
     return rescued
@@ -302,6 +273,23 @@ def validate_parameters(params: dict) -> dict:
     if params["tightness"] not in TIGHTNESS:
         raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {params['tightness']!r}")
     return {**params, "imgsz": int(imgsz)}
+
+
+def image_params(params: dict) -> ImageParams:
+    """The :class:`ImageParams` of a dict of public parameters (missing ones take their
+    defaults; a bad one is a usage error naming it), the other settings at their defaults.
+
+    Examples
+    --------
+    >>> image_params({"imgsz": 64.0, "tightness": "loose"}).imgsz
+    64
+    """
+    full = validate_parameters({**DEFAULT_PARAMETERS, **params})
+    scale_factor = tuple(full["scale_factor"]) if isinstance(full["scale_factor"], list) else full["scale_factor"]
+    return ImageParams(scale_factor=scale_factor,
+                       opening_kernel_percentage=float(full["opening_kernel_percentage"]),
+                       imgsz=int(full["imgsz"]), corner_radius=float(full["corner_radius"]),
+                       tightness=full["tightness"])
 
 
 def read_frame(path: Path):
@@ -348,12 +336,11 @@ def convert_frame(image_path: Path, hbb_path: Path, out_path: Optional[Path], pa
     """
     from hbb2obb.io import read_yolo_hbb, write_yolo_obb
 
-    full = validate_parameters({**DEFAULT_PARAMETERS, **params})
+    settings = image_params(params)
     label_file = read_yolo_hbb(hbb_path, strict=False)
     image = read_frame(image_path)
     xyxy = hbb_xyxy(label_file, image.size)
-    conversion = convert_boxes(image, xyxy, class_ids=label_file.boxes.class_id, keep_masks=keep_masks,
-                               **_converter_kwargs(full))
+    conversion = convert_boxes(image, xyxy, settings, class_ids=label_file.boxes.class_id, keep_masks=keep_masks)
     if out_path is not None:
         write_yolo_obb(out_path, label_file.boxes.with_corners(conversion.corners), decimals=1)
     if confidence_path is not None:
@@ -461,9 +448,3 @@ class ImageConverter(Converter):
                                 details={"skipped_hbb_lines": skipped, "fallbacks_per_file": per_file,
                                          "fallback_reasons": reasons, "tightness_per_file": tightness})
 
-
-def _converter_kwargs(params: dict) -> dict:
-    return {"scale_factor": params["scale_factor"],
-            "opening_kernel_percentage": float(params["opening_kernel_percentage"]),
-            "imgsz": int(params["imgsz"]), "corner_radius": float(params["corner_radius"]),
-            "tightness": params["tightness"]}

@@ -7,26 +7,13 @@ of a rectangle that agrees with a mask outline and with the HBB it came from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-
-
-#: Working pixels per image pixel at most, unless the window's long side would then be shorter
-#: than ``MIN_WINDOW`` working pixels. Bilinear resampling finer than the image adds no detail,
-#: only cost (a 45-pixel ship's window was resampled to 96, a 15-pixel car's to about 5 per
-#: pixel), while the pixel-scale steps (the 3x3 mean field, a kernel of at least 3) need some
-#: pixels. Measured (ships of the tuned DOTA frames; synthetic tight frames): at most 2 per pixel
-#: against no limit 0.740 (0.739), 0.884 (0.882); then, with the tight mean field, at most 1 and at
-#: least 48 px against at most 2: ships 0.756 (0.746), planes 0.876 (0.874), helicopters 0.860
-#: (0.860), synthetic 0.889 (0.890), at about two thirds of the cost per small box; Songdo 00164
-#: 0.838 throughout (its cars are downsampled).
-MAX_UPSAMPLING = 1.0
-MIN_WINDOW = 48.0
+from hbb2obb.converters.image.params import ImageParams
 
 
 @dataclass(frozen=True)
@@ -69,12 +56,12 @@ class Window:
         return ((ys >= y1) & (ys <= y2))[:, None] & ((xs >= x1) & (xs <= x2))[None, :]
 
 
-def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
-    """Resample the part of ``image`` (a PIL image) around ``xyxy``, grown by ``margin``, to ``imgsz``.
+def crop_window(image, xyxy, margin: float, params: ImageParams) -> Optional[Window]:
+    """Resample the part of ``image`` (a PIL image) around ``xyxy``, grown by ``margin``, to ``params.imgsz``.
 
     The crop is clipped to the frame; the longer side of what remains becomes ``imgsz`` working
-    pixels (bilinear), or fewer for a small crop: at most ``MAX_UPSAMPLING`` per image pixel, but
-    never fewer than ``MIN_WINDOW`` (when ``imgsz`` allows). ``None`` when nothing of it lies in the frame.
+    pixels (bilinear), or fewer for a small crop: at most ``max_upsampling`` per image pixel, but
+    never fewer than ``min_window`` (when ``imgsz`` allows). ``None`` when nothing of it lies in the frame.
     """
     from PIL import Image
 
@@ -85,7 +72,7 @@ def crop_window(image, xyxy, margin: float, imgsz: int) -> Optional[Window]:
     if wx2 - wx1 < 1.0 or wy2 - wy1 < 1.0:
         return None
     longest = max(wx2 - wx1, wy2 - wy1)
-    scale = min(imgsz / longest, max(MAX_UPSAMPLING, MIN_WINDOW / longest))
+    scale = min(params.imgsz / longest, max(params.max_upsampling, params.min_window / longest))
     size = (max(4, round((wx2 - wx1) * scale)), max(4, round((wy2 - wy1) * scale)))
     crop = image.resize(size, Image.BILINEAR, box=(wx1, wy1, wx2, wy2))
     pixels = np.asarray(crop, dtype=np.float64)
@@ -337,8 +324,6 @@ def long_axis(rect: np.ndarray) -> float:
     """Direction (radians, in (-pi, pi]) of a rectangle's long side, :func:`long_edge`."""
     edge = long_edge(rect)[0]
     return math.atan2(edge[1], edge[0])
-
-
 
 
 def rectangle_coordinates(window: Window, rect: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:

@@ -23,64 +23,42 @@ import numpy as np
 
 from hbb2obb.converters.image.box import REASON_NO_MASK
 from hbb2obb.converters.image.fit import long_axis, long_edge, wrap_quarter
+from hbb2obb.converters.image.params import ImageParams
 
-
-#: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer corners
-#: (room for the float arithmetic of centre and size; normalized files rounded to a few decimals
-#: do not land on whole pixels, so give their tightness explicitly).
-WHOLE_PIXEL = 1e-3
-#: Fewest boxes of a class with an edge-support comparison for the class-level self-check.
-MIN_CLASS_BOXES = 3
-#: An edge-support ratio within this of one is a fitted box that is its HBB: no vote.
-SAME_AS_HBB = 0.01
-#: A fitted box within this many pixels of its HBB all round (:func:`hugs_its_hbb`) has no vote either.
-HUG_PIXELS = 2.0
-#: ... and a class whose fits stand out from the band around them by colour this much more than
-#: their HBBs do, on average (nats), keeps its fits whatever the edges say.
-CLASS_COLOUR_MARGIN = 0.1
-#: The class check judges only when at least this share of the class's compared fits vote: when
-#: most fits follow the same edges as their HBBs (nearly axis-aligned cars in rows), the few
-#: that differ are too few to send the whole class back.
-MIN_VOTE_SHARE = 0.5
-#: Neighbours are boxes whose centres lie within this many of the box's own diagonals.
-NEIGHBOUR_REACH = 1.5
-#: Least agreement of the neighbours' orientations (mean resultant length of doubled angles).
-MIN_AGREEMENT = 0.6
-
-
-def estimate_tightness(xyxy) -> str:
+def estimate_tightness(xyxy, params: ImageParams) -> str:
     """``"tight"`` when the HBBs look boxed from polygons with whole-pixel corners, else ``"loose"``.
 
     A DOTA-HBB set (and any set boxed from DOTA's polygons) puts every HBB side on a whole
-    pixel; hand-drawn or detector boxes (the Songdo sample's are in tenths) almost never do all
-    of them. The pixels themselves were measured not to tell the two readings apart (see the
-    README's converter section), so this is read from the labels; give ``tightness`` explicitly
-    when a set's provenance is known. No boxes: ``"loose"``, the historical reading.
+    pixel (within ``params.whole_pixel``); hand-drawn or detector boxes (the Songdo sample's are
+    in tenths) almost never do all of them. The pixels themselves were measured not to tell the
+    two readings apart (see the README's converter section), so this is read from the labels;
+    give ``tightness`` explicitly when a set's provenance is known. No boxes: ``"loose"``, the historical reading.
 
     Examples
     --------
-    >>> estimate_tightness([[10, 20, 47, 59], [3, 4, 9, 12]]), estimate_tightness([[10.5, 20, 47, 59]])
+    >>> params = ImageParams()
+    >>> estimate_tightness([[10, 20, 47, 59], [3, 4, 9, 12]], params), estimate_tightness([[10.5, 20, 47, 59]], params)
     ('tight', 'loose')
-    >>> estimate_tightness(np.zeros((0, 4)))
+    >>> estimate_tightness(np.zeros((0, 4)), params)
     'loose'
     """
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
     if len(xyxy) == 0:
         return "loose"
-    whole = np.abs(xyxy - np.round(xyxy)) <= WHOLE_PIXEL
+    whole = np.abs(xyxy - np.round(xyxy)) <= params.whole_pixel
     return "tight" if bool(whole.all()) else "loose"
 
 
-def neighbour_axes(segmentations) -> list:
+def neighbour_axes(segmentations, params: ImageParams) -> list:
     """Per box, the orientation its neighbours agree on (radians), or ``None``.
 
-    Only boxes with two candidate orientations, or with no usable mask, get one; the neighbours are boxes with a single
-    candidate (their own pixels decided) within ``NEIGHBOUR_REACH`` of their diagonal, and they
-    must agree (doubled-angle mean resultant at least ``MIN_AGREEMENT``).
+    Only boxes with two candidate orientations, or with no usable mask, get one; the neighbours
+    are boxes with a single candidate (their own pixels decided) within ``neighbour_reach`` of
+    their diagonal, and they must agree (doubled-angle mean resultant at least ``min_agreement``).
 
     Examples
     --------
-    >>> neighbour_axes([])
+    >>> neighbour_axes([], ImageParams())
     []
     """
     centres = np.array([s.centre for s in segmentations], dtype=np.float64).reshape(-1, 2)
@@ -94,19 +72,19 @@ def neighbour_axes(segmentations) -> list:
             preferred.append(None)
             continue
         x1, y1, x2, y2 = segmentation.xyxy
-        reach = NEIGHBOUR_REACH * math.hypot(x2 - x1, y2 - y1)
+        reach = params.neighbour_reach * math.hypot(x2 - x1, y2 - y1)
         near = decided & (np.hypot(*(centres - centres[index]).T) <= reach)
         near[index] = False
         if not near.any():
             preferred.append(None)
             continue
         doubled = np.exp(2j * thetas[near]).mean()
-        preferred.append(float(np.angle(doubled) / 2) if abs(doubled) >= MIN_AGREEMENT else None)
+        preferred.append(float(np.angle(doubled) / 2) if abs(doubled) >= params.min_agreement else None)
     return preferred
 
 
-def hugs_its_hbb(corners) -> bool:
-    """Whether a fitted rectangle lies within ``HUG_PIXELS`` of its own bounding box everywhere.
+def hugs_its_hbb(corners, params: ImageParams) -> bool:
+    """Whether a fitted rectangle lies within ``params.hug_pixels`` of its own bounding box everywhere.
 
     A rectangle of long side ``L`` turned ``a`` from the nearest image axis leaves a gap of at
     most about ``L sin a`` between its sides and its bounding box's: a car 3 degrees off the axes
@@ -120,34 +98,35 @@ def hugs_its_hbb(corners) -> bool:
     ...     t = np.radians(degrees); u = np.array([np.cos(t), np.sin(t)]) * long / 2
     ...     v = np.array([-np.sin(t), np.cos(t)]) * short / 2
     ...     return np.array([-u - v, u - v, u + v, -u + v])
-    >>> hugs_its_hbb(rect(2.0)), hugs_its_hbb(rect(88.5)), hugs_its_hbb(rect(8.0)), hugs_its_hbb(None)
-    (True, True, False, False)
+    >>> params = ImageParams()
+    >>> [hugs_its_hbb(corners, params) for corners in (rect(2.0), rect(88.5), rect(8.0), None)]
+    [True, True, False, False]
     """
     if corners is None:
         return False
     edge = long_edge(np.asarray(corners, dtype=np.float64))[0]
     turn = wrap_quarter(math.atan2(edge[1], edge[0]))
-    return math.hypot(*edge) * abs(math.sin(turn)) <= HUG_PIXELS
+    return math.hypot(*edge) * abs(math.sin(turn)) <= params.hug_pixels
 
 
-def classes_less_supported(results, class_ids) -> np.ndarray:
+def classes_less_supported(results, class_ids, params: ImageParams) -> np.ndarray:
     """Boolean per box: its class's fitted boxes follow the image's edges less than their HBBs.
 
-    For each class with at least ``MIN_CLASS_BOXES`` fitted boxes that differ from their HBBs
-    (edge-support ratio, fitted box over HBB, off one by more than ``SAME_AS_HBB``; compared
+    For each class with at least ``min_class_boxes`` fitted boxes that differ from their HBBs
+    (edge-support ratio, fitted box over HBB, off one by more than ``same_as_hbb``; compared
     even if the box's own check then kept its HBB), the geometric mean of those ratios; below
     one, every converted box of that class is marked. Objects of one class share a shape, so a
     class whose rectangles as a whole run across the image's edges (helicopters: the rotor disc
     is in the labelled box, the fuselage in the mask) is better left as its HBBs. A fitted box
     that is its HBB (an axis-aligned car) says nothing either way: counted in, such ties put
     the median of a frame's cars at one exactly, and the class's fate on a coin toss. And when
-    such boxes are most of the class (fewer than ``MIN_VOTE_SHARE`` of its compared fits
+    such boxes are most of the class (fewer than ``min_vote_share`` of its compared fits
     vote), the class is not judged at all. Nor does a fit that hugs its HBB (:func:`hugs_its_hbb`:
-    within ``HUG_PIXELS`` all round) vote: near the axes the two follow the same edges, and the
+    within ``hug_pixels`` all round) vote: near the axes the two follow the same edges, and the
     pixel grid, not the angle, decides which follows them better (rows of cars 1-5 degrees off
     the axes in synthetic parking lots sent whole frames of cars back, 70 of 355, at 0.905
     against 0.919 kept). And, like the box-level check, the class needs colour to lose as well:
-    a class whose fits stand out from the band around them by ``CLASS_COLOUR_MARGIN`` nats more
+    a class whose fits stand out from the band around them by ``class_colour_margin`` nats more
     than their HBBs on average keeps them (edge support is a poor judge of small fits: a frame of
     108 synthetic cars 13 degrees off the axes had a geometric mean of 0.999 and went back, 0.646
     as HBBs against 0.914 as fits, colour margin 0.24; the tuned DOTA helicopters' is 0.016).
@@ -157,10 +136,10 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     >>> from types import SimpleNamespace as Box
     >>> turned = np.array([[0.0, 0.0], [28.2, 10.3], [24.8, 19.7], [-3.4, 9.4]])  # 20 degrees off the axes
     >>> boxes = [Box(corners=turned, edges=e, hbb_edges=1.0) for e in (0.8, 0.9, 0.95, 2.0)]
-    >>> classes_less_supported(boxes, [0, 0, 0, 1]).tolist()
+    >>> classes_less_supported(boxes, [0, 0, 0, 1], ImageParams()).tolist()
     [True, True, True, False]
     >>> ties = [Box(corners=turned, edges=e, hbb_edges=1.0) for e in (1.0, 1.0, 0.9, 0.8, 1.3, 1.2)]
-    >>> bool(classes_less_supported(ties, [0] * 6).any())
+    >>> bool(classes_less_supported(ties, [0] * 6, ImageParams()).any())
     False
     """
     class_ids = np.asarray(class_ids).reshape(-1)
@@ -170,38 +149,29 @@ def classes_less_supported(results, class_ids) -> np.ndarray:
     colour = np.array([getattr(r, "support", math.nan) - getattr(r, "hbb_support", math.nan) for r in results],
                       dtype=np.float64)
     marked = np.zeros(len(results), dtype=bool)
-    differs = np.isfinite(ratio) & (np.abs(np.log(np.where(np.isfinite(ratio), ratio, 1.0))) > math.log1p(SAME_AS_HBB))
-    differs &= ~np.array([hugs_its_hbb(r.corners) for r in results], dtype=bool)
+    log_ratio = np.log(np.where(np.isfinite(ratio), ratio, 1.0))
+    differs = np.isfinite(ratio) & (np.abs(log_ratio) > math.log1p(params.same_as_hbb))
+    differs &= ~np.array([hugs_its_hbb(r.corners, params) for r in results], dtype=bool)
     for class_id in np.unique(class_ids):
         member = class_ids == class_id
         compared = member & differs
         votes = int(compared.sum())
-        if votes >= MIN_CLASS_BOXES and votes >= MIN_VOTE_SHARE * int((member & np.isfinite(ratio)).sum()) \
-                and float(np.log(ratio[compared]).mean()) < 0.0:
+        enough = votes >= params.min_class_boxes \
+            and votes >= params.min_vote_share * int((member & np.isfinite(ratio)).sum())
+        if enough and float(np.log(ratio[compared]).mean()) < 0.0:
             with_colour = member & np.isfinite(colour)
-            if not with_colour.any() or float(colour[with_colour].mean()) < CLASS_COLOUR_MARGIN:
+            if not with_colour.any() or float(colour[with_colour].mean()) < params.class_colour_margin:
                 marked |= member & converted
     return marked
 
 
-#: Rows and aprons: a fallback box takes the orientation of converted boxes within this many of
-#: its diagonals, when their axes (modulo 90 degrees: parked along or across the same lanes)
-#: agree at least this well (mean resultant length of the quadrupled angles).
-ROW_REACH = 4.0
-MIN_ROW_AGREEMENT = 0.8
-#: The rescued rectangle must follow the image's edges at least this share as well as the HBB: a guard
-#: against gross misfits only (a rotor disc has no outline to follow; 0.5, 0.6, 0.7, 0.8 and 0.9 kept
-#: 8, 6, 5, 4 and 4 of the tuned frames' 9 helicopters).
-ROW_MIN_EDGE_RATIO = 0.5
-
-
-def row_axes(xyxy, results, wanted) -> list:
+def row_axes(xyxy, results, wanted, params: ImageParams) -> list:
     """Per box, the axis of the rows it stands in (radians), or ``None``: for tight HBBs whose own fit failed.
 
     For every ``wanted`` box, the converted boxes (``corners`` not ``None``) whose centres lie
-    within ``ROW_REACH`` of its diagonal vote with their long axes modulo 90 degrees (objects
+    within ``row_reach`` of its diagonal vote with their long axes modulo 90 degrees (objects
     on an apron or a parking lot stand along or across the same lanes); when the votes agree
-    (quadrupled-angle mean resultant at least ``MIN_ROW_AGREEMENT``), the box gets that axis,
+    (quadrupled-angle mean resultant at least ``min_row_agreement``), the box gets that axis,
     turned by 90 degrees when its HBB is taller than wide: the rectangle inscribed in a tight
     HBB has its long side within 45 degrees of the HBB's long side, so the axis modulo 90 and
     the HBB fix the rectangle.
@@ -213,7 +183,7 @@ def row_axes(xyxy, results, wanted) -> list:
     >>> square = np.array([[0, 0], [10, 3], [9, 7], [-1, 4]], float)
     >>> done = [Box(corners=square + [30 * k, 0]) for k in range(3)]
     >>> boxes = [[30 * k - 1, 0, 30 * k + 10, 7] for k in range(4)] + [[90, 0, 97, 11]]
-    >>> axes = row_axes(boxes, done + [Box(corners=None)] * 2, [False, False, False, True, True])
+    >>> axes = row_axes(boxes, done + [Box(corners=None)] * 2, [False, False, False, True, True], ImageParams())
     >>> [None if a is None else round(float(np.degrees(a)), 1) for a in axes]
     [None, None, None, 16.7, 106.7]
     """
@@ -229,13 +199,13 @@ def row_axes(xyxy, results, wanted) -> list:
             found.append(None)
             continue
         x1, y1, x2, y2 = xyxy[index]
-        near = converted & (np.hypot(*(centres - centres[index]).T) <= ROW_REACH * math.hypot(x2 - x1, y2 - y1))
+        near = converted & (np.hypot(*(centres - centres[index]).T) <= params.row_reach * math.hypot(x2 - x1, y2 - y1))
         near[index] = False
         if not near.any():
             found.append(None)
             continue
         quadrupled = np.exp(4j * axes[near]).mean()
-        if abs(quadrupled) < MIN_ROW_AGREEMENT:
+        if abs(quadrupled) < params.min_row_agreement:
             found.append(None)
             continue
         axis = float(np.angle(quadrupled) / 4)  # in [-pi/4, pi/4]
@@ -243,22 +213,13 @@ def row_axes(xyxy, results, wanted) -> list:
     return found
 
 
-#: Near 45 degrees (``|cos 2 theta|`` below this) a tight HBB fixes a rectangle's length plus
-#: breadth but not their split; neighbours side by side (axes within ``SIDE_BY_SIDE_DEG``, centres
-#: offset mostly across the axis) then cap each other's breadth at ``SIDE_BY_SIDE_SHARE`` of the
-#: distance across between their centres: parked vehicles and moored boats do not overlap.
-DIAGONAL_COS = 0.35
-SIDE_BY_SIDE_DEG = 10.0
-SIDE_BY_SIDE_SHARE = 1.0
-
-
-def side_by_side_breadths(results) -> list:
+def side_by_side_breadths(results, params: ImageParams) -> list:
     """Per box, the largest breadth its side-by-side neighbours leave it (pixels), or ``None``.
 
-    Only converted boxes near 45 degrees (see ``DIAGONAL_COS``) get one: the nearest converted
-    box on each side whose axis agrees within ``SIDE_BY_SIDE_DEG`` and whose centre lies more
-    across than along the axis (and within the box's length along it) caps the breadth at
-    ``SIDE_BY_SIDE_SHARE`` of the distance across.
+    Only converted boxes near 45 degrees (``|cos 2 theta|`` below ``params.diagonal_cos``) get
+    one: the nearest converted box on each side whose axis agrees within ``side_by_side_deg``
+    and whose centre lies more across than along the axis (and within the box's length along
+    it) caps the breadth at ``side_by_side_share`` of the distance across.
 
     Examples
     --------
@@ -269,7 +230,8 @@ def side_by_side_breadths(results) -> list:
     ...     c = k * 10.0 * v
     ...     return Box(corners=np.array([c - 25 * u - breadth / 2 * v, c + 25 * u - breadth / 2 * v,
     ...                                  c + 25 * u + breadth / 2 * v, c - 25 * u + breadth / 2 * v]))
-    >>> [None if b is None else round(b, 1) for b in side_by_side_breadths([bus(0), bus(1), bus(2), Box(corners=None)])]
+    >>> caps = side_by_side_breadths([bus(0), bus(1), bus(2), Box(corners=None)], ImageParams())
+    >>> [None if b is None else round(b, 1) for b in caps]
     [10.0, 10.0, 10.0, None]
     """
     centres, axes, lengths, breadths = [], [], [], []
@@ -285,43 +247,28 @@ def side_by_side_breadths(results) -> list:
     caps = []
     for index in range(len(results)):
         theta = axes[index]
-        if not math.isfinite(theta) or abs(math.cos(2.0 * theta)) >= DIAGONAL_COS:
+        if not math.isfinite(theta) or abs(math.cos(2.0 * theta)) >= params.diagonal_cos:
             caps.append(None)
             continue
         offset = centres - centres[index]
         along = offset[:, 0] * math.cos(theta) + offset[:, 1] * math.sin(theta)
         across = -offset[:, 0] * math.sin(theta) + offset[:, 1] * math.cos(theta)
-        agree = np.abs((axes - theta + math.pi / 2) % math.pi - math.pi / 2) <= math.radians(SIDE_BY_SIDE_DEG)
+        agree = np.abs((axes - theta + math.pi / 2) % math.pi - math.pi / 2) <= math.radians(params.side_by_side_deg)
         beside = agree & (np.abs(across) > np.abs(along)) & (np.abs(along) < lengths[index] / 2) \
             & (np.abs(across) < breadths[index])
         beside[index] = False
-        caps.append(float(SIDE_BY_SIDE_SHARE * np.abs(across[beside]).min()) if beside.any() else None)
+        caps.append(float(params.side_by_side_share * np.abs(across[beside]).min()) if beside.any() else None)
     return caps
 
 
-#: Loose frames: fewest converted boxes of a class for their breadths to be pooled (a frame's one
-#: bus or motorcycle keeps its own).
-MIN_POOL_BOXES = 4
-#: The most a box keeps of its own breadth against its class's pooled one: at the image axes,
-#: where a loose HBB gives the breadth nearly directly; times (cos 2a)^2 off them, so that near 45
-#: degrees, where it gives little more than length plus breadth, the pool decides. Mean IoU on
-#: Songdo 00164 / synthetic loose roads 720p / 4K / lots (``--seed 3``, ``--seed 5``, ``--layout
-#: lots --seed 202``): no pooling 0.838 / 0.878 / 0.930 / 0.855, this 0.860 / 0.888 / 0.928 /
-#: 0.857; a share of 0.35 0.861 / 0.887 / 0.927 / 0.856, of 0.75 0.858 / 0.890 / 0.930 / 0.857;
-#: (cos 2a)^4 0.860 / 0.887 / 0.927 / 0.857; one share at every angle: 0 (the pool alone) 0.862 /
-#: 0.883 / 0.921 / 0.854, 0.25 0.860 / 0.888 / 0.925 / 0.855, 0.5 0.856 / 0.887 / 0.930 / 0.857.
-#: A quantile below the median favours the lots (their masks err wide) and costs 00164 (short).
-OWN_BREADTH_SHARE = 0.5
-
-
-def pooled_breadths(results, class_ids) -> list:
+def pooled_breadths(results, class_ids, params: ImageParams) -> list:
     """Per box of a loose frame, the breadth (pixels) to refit it at, or ``None`` to keep its fit.
 
     Vehicles of one class in one frame share a breadth far more closely than their masks say
     (on Songdo 00164 the cars' true breadths vary by 7%, their fitted ones by 13%). Each box
     fitted to its own mask gets ``w b + (1 - w) P``: its own breadth ``b``, the median ``P`` of
-    its class's fitted breadths (at least ``MIN_POOL_BOXES`` of them), and its own weight
-    ``w = OWN_BREADTH_SHARE (cos 2a)^2`` with ``a`` its angle off the image axes. Fallbacks, boxes
+    its class's fitted breadths (at least ``min_pool_boxes`` of them), and its own weight
+    ``w = own_breadth_share (cos 2a)^2`` with ``a`` its angle off the image axes. Fallbacks, boxes
     without a mask of their own and classes with fewer boxes get ``None``.
 
     Parameters
@@ -339,28 +286,28 @@ def pooled_breadths(results, class_ids) -> list:
     ...     v = np.array([-np.sin(t), np.cos(t)]) * breadth / 2
     ...     return Box(corners=np.array([-u - v, u - v, u + v, -u + v]), from_mask=True, candidate=object())
     >>> cars = [car(18, 0), car(22, 10), car(20, 30), car(26, 45)]  # median breadth 21
-    >>> [round(b, 2) for b in pooled_breadths(cars, [0, 0, 0, 0])]
+    >>> [round(b, 2) for b in pooled_breadths(cars, [0, 0, 0, 0], ImageParams())]
     [19.5, 21.44, 20.88, 21.0]
-    >>> pooled_breadths(cars[:3], [0, 0, 0])
+    >>> pooled_breadths(cars[:3], [0, 0, 0], ImageParams())
     [None, None, None]
     """
-    breadths, axis_shares, pools = class_breadths(results, class_ids)
-    own = OWN_BREADTH_SHARE * axis_shares
+    breadths, axis_shares, pools = class_breadths(results, class_ids, params)
+    own = params.own_breadth_share * axis_shares
     return [None if math.isnan(pool) else float(own[index] * breadths[index] + (1.0 - own[index]) * pool)
             for index, pool in enumerate(pools)]
 
 
-def class_breadths(results, class_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per box of a loose frame: its fitted breadth, its ``(cos 2a)^2`` (``a`` its angle off the
     image axes: how nearly its loose HBB gives its breadth) and its class's pooled breadth, the
     median of the class's fitted breadths (``NaN`` for all three where the box was not fitted to a
-    mask of its own; the pool ``NaN`` too for a class of fewer than ``MIN_POOL_BOXES``).
+    mask of its own; the pool ``NaN`` too for a class of fewer than ``params.min_pool_boxes``).
 
     Examples
     --------
     >>> from types import SimpleNamespace as Box
     >>> square = Box(corners=np.array([[0, 0], [30, 0], [30, 10], [0, 10]], float), from_mask=True, candidate=object())
-    >>> [values.round(2).tolist() for values in class_breadths([square] * 4 + [square], [0, 0, 0, 0, 1])]
+    >>> [values.round(2).tolist() for values in class_breadths([square] * 5, [0, 0, 0, 0, 1], ImageParams())]
     [[10.0, 10.0, 10.0, 10.0, 10.0], [1.0, 1.0, 1.0, 1.0, 1.0], [10.0, 10.0, 10.0, 10.0, nan]]
     """
     class_ids = np.asarray(class_ids).reshape(-1)
@@ -375,12 +322,12 @@ def class_breadths(results, class_ids) -> tuple[np.ndarray, np.ndarray, np.ndarr
         axis_shares[index] = math.cos(2.0 * math.atan2(edge[1], edge[0])) ** 2
     for class_id in np.unique(class_ids):
         members = np.flatnonzero((class_ids == class_id) & np.isfinite(breadths))
-        if len(members) >= MIN_POOL_BOXES:
+        if len(members) >= params.min_pool_boxes:
             pools[members] = float(np.median(breadths[members]))
     return breadths, axis_shares, pools
 
 
-def breadth_agreements(results, class_ids) -> np.ndarray:
+def breadth_agreements(results, class_ids, params: ImageParams) -> np.ndarray:
     """Per box of a loose frame, the factor in [0, 1] its confidence takes for its breadth, from
     its fit before the pooling (:func:`pooled_breadths`): ``1 - |b - P| / P`` (at least 0) for a
     box whose breadth ``b`` was pooled with its class's ``P`` (how far its own mask disagreed
@@ -410,10 +357,10 @@ def breadth_agreements(results, class_ids) -> np.ndarray:
     ...     v = np.array([-np.sin(t), np.cos(t)]) * breadth / 2
     ...     return Box(corners=np.array([-u - v, u - v, u + v, -u + v]), from_mask=True, candidate=object())
     >>> cars = [car(20, 0), car(20, 10), car(20, 30), car(25, 45), car(20, 45)]  # median breadth 20
-    >>> breadth_agreements(cars, [0, 0, 0, 0, 1]).round(2).tolist()  # the last alone in its class
+    >>> breadth_agreements(cars, [0, 0, 0, 0, 1], ImageParams()).round(2).tolist()  # the last alone in its class
     [1.0, 1.0, 1.0, 0.75, 0.5]
     """
-    breadths, axis_shares, pools = class_breadths(results, class_ids)
+    breadths, axis_shares, pools = class_breadths(results, class_ids, params)
     factors = np.ones(len(results))
     pooled = np.isfinite(pools)
     factors[pooled] = np.maximum(0.0, 1.0 - np.abs(breadths[pooled] - pools[pooled]) / pools[pooled])

@@ -8,13 +8,14 @@ fitted bottom sides of the bright cars near the image axes stopped a median 0.04
 short of the truth while their top sides lay on it (README, converter section).
 
 The rule, per side of a fitted rectangle: average the grey level along the side's middle 60%
-at offsets from inside the side to 0.3 breadths past it; when within ``REACH`` breadths past
-the side there is a minimum that is darker than the strip just inside the side by ``DEPTH``,
-darker than the ground further out by ``GROUND_MARGIN``, and that the profile rises from again
-by ``RISE`` within 0.05-0.12 breadths beyond it (a band, not the edge of a wide shadow), the
-side moves out to that minimum. Boxes narrower than ``MIN_BREADTH`` image pixels are left
-alone: there such a band is under a pixel wide, and on the synthetic 720p roads and
-satellite-like lots (breadths 9-17 px) the rule cost 0.004-0.024 of mean IoU.
+at offsets from inside the side to 0.3 breadths past it; when within ``band_reach`` breadths
+past the side there is a minimum that is darker than the strip just inside the side by
+``band_depth``, darker than the ground further out by ``band_ground_margin``, and that the
+profile rises from again by ``band_rise`` within 0.05-0.12 breadths beyond it (a band, not the
+edge of a wide shadow), the side moves out to that minimum (the numbers are fields of
+:class:`~hbb2obb.converters.image.params.ImageParams`). Boxes narrower than ``band_min_breadth``
+image pixels are left alone: there such a band is under a pixel wide, and on the synthetic 720p
+roads and satellite-like lots (breadths 9-17 px) the rule cost 0.004-0.024 of mean IoU.
 """
 
 from __future__ import annotations
@@ -22,25 +23,15 @@ from __future__ import annotations
 import numpy as np
 
 from hbb2obb.converters.image.box import judged_box
+from hbb2obb.converters.image.params import ImageParams
 
-#: Narrowest box (image pixels across) whose sides are moved.
-MIN_BREADTH = 25.0
-#: Farthest a side moves, as a share of the box's breadth (the same for the ends).
-REACH = 0.10
-#: How much darker (grey levels, 0-255) the band's minimum must be than the strip just inside
-#: the side, than the ground 0.18-0.30 breadths out, and than the profile 0.05-0.12 breadths
-#: beyond the minimum.
-DEPTH = 10.0
-GROUND_MARGIN = 5.0
-RISE = 5.0
 #: Where the profile is sampled: offsets from the side in breadths (outward positive), and the
 #: points along the side's middle 60% that each offset's grey level is averaged over.
 OFFSETS = np.linspace(-0.08, 0.30, 39)
 ALONG = np.linspace(-0.3, 0.3, 13)
 
 
-def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = REACH, depth: float = DEPTH,
-                 ground_margin: float = GROUND_MARGIN, rise: float = RISE) -> np.ndarray:
+def band_offsets(profiles: np.ndarray, offsets: np.ndarray, params: ImageParams) -> np.ndarray:
     """How far (in the units of ``offsets``, breadths) each side moves out to its dark band; 0 for none.
 
     Parameters
@@ -49,6 +40,8 @@ def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = RE
         Mean grey level at each offset from a side, one row per side.
     offsets : ndarray, shape (n,)
         Increasing offsets from the side in breadths: negative inside the box, positive outside.
+    params : ImageParams
+        ``band_reach``, ``band_depth``, ``band_ground_margin`` and ``band_rise`` (module docstring).
 
     Returns
     -------
@@ -66,9 +59,9 @@ def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = RE
     >>> profile[np.argmin(np.abs(offsets - 0.05))] = band - 5  # the band's darkest point
     >>> flat = np.full(39, 120.0)                                # nothing but road
     >>> shadow = np.where(offsets < 0.0, body, band)            # a wide shadow: no rise beyond
-    >>> band_offsets(np.stack([profile, flat, shadow]), offsets).round(2).tolist()
+    >>> band_offsets(np.stack([profile, flat, shadow]), offsets, ImageParams()).round(2).tolist()
     [0.05, 0.0, 0.0]
-    >>> band_offsets(np.empty((0, 39)), offsets).shape
+    >>> band_offsets(np.empty((0, 39)), offsets, ImageParams()).shape
     (0,)
     """
     profiles = np.asarray(profiles, dtype=np.float64)
@@ -76,7 +69,7 @@ def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = RE
     none = np.zeros(profiles.shape[:-1])
     inside = offsets < 0.0
     ground = offsets >= 0.18
-    searched = (offsets >= 0.0) & (offsets <= reach)
+    searched = (offsets >= 0.0) & (offsets <= params.band_reach)
     if profiles.shape[-1:] != offsets.shape or not (inside.any() and ground.any() and searched.any()):
         return none
     k = np.argmin(np.where(searched, profiles, np.inf), axis=-1)
@@ -87,9 +80,9 @@ def band_offsets(profiles: np.ndarray, offsets: np.ndarray, *, reach: float = RE
     with np.errstate(invalid="ignore", divide="ignore"):
         beyond_mean = np.where(beyond, profiles, 0.0).sum(axis=-1) / count
     moves = ((count > 0) & np.isfinite(profiles).all(axis=-1)
-             & (darkest < profiles[..., inside].mean(axis=-1) - depth)
-             & (darkest < profiles[..., ground].mean(axis=-1) - ground_margin)
-             & (beyond_mean - darkest >= rise))
+             & (darkest < profiles[..., inside].mean(axis=-1) - params.band_depth)
+             & (darkest < profiles[..., ground].mean(axis=-1) - params.band_ground_margin)
+             & (beyond_mean - darkest >= params.band_rise))
     return np.where(moves, start, 0.0)
 
 
@@ -116,8 +109,7 @@ def _sample_grey(image, points: np.ndarray) -> np.ndarray:
     return values.reshape(points.shape[:-1]).astype(np.float64)
 
 
-def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BREADTH,
-                      reach: float = REACH) -> np.ndarray:
+def extended_to_bands(image, corners: np.ndarray, params: ImageParams) -> np.ndarray:
     """``corners`` (4 x 2, image pixels) with each side moved out to its dark band, if any.
 
     Parameters
@@ -126,11 +118,13 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
         The frame (any mode Pillow converts to ``L``).
     corners : ndarray, shape (4, 2)
         A rectangle's corners in order around it.
+    params : ImageParams
+        ``band_min_breadth`` and the band's tests (:func:`band_offsets`).
 
     Returns
     -------
     ndarray, shape (4, 2)
-        The same rectangle when it is narrower than ``min_breadth`` pixels, degenerate, or no
+        The same rectangle when it is narrower than ``band_min_breadth`` pixels, degenerate, or no
         side has a band; else the rectangle with those sides moved, corners in the same order
         of sides as the input.
 
@@ -142,7 +136,7 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     >>> frame[80:83, 30:130] = 50                     # its dark lower panel, 3 px (a flat band
     >>> # is entered as far as its first darkest sample)
     >>> box = np.array([[30, 40], [130, 40], [130, 80], [30, 80]], float)
-    >>> extended_to_bands(Image.fromarray(frame), box)[2:, 1].round(1).tolist()  # into the band's
+    >>> extended_to_bands(Image.fromarray(frame), box, ImageParams())[2:, 1].round(1).tolist()  # into the band's
     [80.8, 80.8]
     """
     corners = np.asarray(corners, dtype=np.float64).reshape(4, 2)
@@ -152,7 +146,7 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     edge_a, edge_b = corners[1] - corners[0], corners[2] - corners[1]
     length_a, length_b = float(np.hypot(*edge_a)), float(np.hypot(*edge_b))
     breadth = min(length_a, length_b)
-    if not breadth >= min_breadth:
+    if not breadth >= params.band_min_breadth:
         return corners
     axis_a, axis_b = edge_a / length_a, edge_b / length_b
     # the four sides (+b, -b, +a, -a): outward normal, half-extent along it, direction along the
@@ -164,7 +158,7 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     points = (centre + (halves[:, None, None, None] + OFFSETS[None, :, None, None] * breadth) * normals[:, None, None]
               + (ALONG[None, None, :, None] * side_lengths[:, None, None, None]) * alongs[:, None, None])
     profiles = _sample_grey(image, points).mean(axis=2)
-    moves = band_offsets(profiles, OFFSETS, reach=reach) * breadth
+    moves = band_offsets(profiles, OFFSETS, params) * breadth
     if not moves.any():
         return corners
     # each corner moves out along the normals of its two sides: corners[0] sits on the -a and -b
@@ -174,9 +168,10 @@ def extended_to_bands(image, corners: np.ndarray, *, min_breadth: float = MIN_BR
     return corners + along_a[:, None] * axis_a + along_b[:, None] * axis_b
 
 
-def banded_result(image, segmentation, result, *, check: bool = True, keep_masks: bool = False):
+def banded_result(image, segmentation, result, params: ImageParams, *, keep_masks: bool = False):
     """A loose box's :class:`~hbb2obb.converters.image.box.BoxResult` with its sides moved out to
-    their dark bands (:func:`extended_to_bands`), judged by the self-check as a fit is.
+    their dark bands (:func:`extended_to_bands`), judged by the self-check as a fit is
+    (``params`` are a loose frame's).
 
     ``result`` itself when it is a fallback or not fitted to a mask of its own, when no side
     moves, or when the self-check would send the moved box back to its HBB (so the move adds no
@@ -184,11 +179,10 @@ def banded_result(image, segmentation, result, *, check: bool = True, keep_masks
     """
     if result.corners is None or not result.from_mask or result.candidate is None:
         return result
-    moved = extended_to_bands(image, result.corners)
+    moved = extended_to_bands(image, result.corners, params)
     if np.array_equal(moved, result.corners):
         return result
-    judged = judged_box(segmentation, result.candidate, moved, tight=False, check=check, keep_masks=keep_masks,
-                        hbb=result)
+    judged = judged_box(segmentation, result.candidate, moved, params, keep_masks=keep_masks, hbb=result)
     if judged.corners is None:
         return result
     judged.confidence = result.confidence

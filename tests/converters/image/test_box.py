@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -23,9 +24,13 @@ from hbb2obb.converters.image.box import (
     segment_box,
 )
 from hbb2obb.converters.image.fit import Window, edge_axis, edge_support, long_axis, region_contrast, wrap_quarter
+from hbb2obb.converters.image.params import ImageParams
 from hbb2obb.geometry.hull import mask_outline_points, minimum_area_rectangle
 from hbb2obb.errors import UsageError
 from conftest import rotated_rect, shapely_iou as iou
+
+PARAMS = ImageParams()
+TIGHT, LOOSE = replace(PARAMS, tightness="tight"), replace(PARAMS, tightness="loose")
 
 
 def rectangle(centre, length, breadth, angle_deg) -> np.ndarray:
@@ -73,10 +78,10 @@ def test_edge_axis_tells_the_two_diagonals_apart(angle):
 
 
 def test_candidate_axes_needs_coherence_to_pick_a_diagonal():
-    assert candidate_axes(30, 30, math.radians(45), edge=math.radians(-45), coherence=0.9) == [math.radians(135)]
-    assert candidate_axes(30, 30, math.radians(45), edge=math.radians(44), coherence=0.9) == [math.radians(45)]
-    assert len(candidate_axes(30, 30, 0.3, edge=0.3, coherence=0.0)) == 2
-    assert candidate_axes(60, 20, 0.1, edge=1.6, coherence=1.0) == [0.1]  # an elongated HBB decides itself
+    assert candidate_axes(30, 30, math.radians(45), math.radians(-45), 0.9, PARAMS) == [math.radians(135)]
+    assert candidate_axes(30, 30, math.radians(45), math.radians(44), 0.9, PARAMS) == [math.radians(45)]
+    assert len(candidate_axes(30, 30, 0.3, 0.3, 0.0, PARAMS)) == 2
+    assert candidate_axes(60, 20, 0.1, 1.6, 1.0, PARAMS) == [0.1]  # an elongated HBB decides itself
 
 
 def test_edge_support_and_region_contrast_prefer_the_true_outline():
@@ -102,8 +107,8 @@ def tight_hbb(corners):
 def test_tight_reading_recovers_boats_in_a_row_that_loose_reading_swells():
     image, truths = marina(45)
     hbbs = [tight_hbb(t) for t in truths]
-    tight = convert_boxes(image, hbbs, tightness="tight")
-    loose = convert_boxes(image, hbbs, tightness="loose", check=False)
+    tight = convert_boxes(image, hbbs, TIGHT)
+    loose = convert_boxes(image, hbbs, replace(LOOSE, check=False))
     auto = convert_boxes(image, hbbs)  # whole-pixel HBBs: read as tight
     scores = {name: [iou(c, t) for c, t in zip(result.corners, truths)] for name, result in
               (("tight", tight), ("loose", loose))}
@@ -122,7 +127,7 @@ def test_fractional_hbbs_are_read_as_loose_and_bad_tightness_is_refused():
     hbb = [np.r_[truths[0].min(axis=0) - 0.25, truths[0].max(axis=0) + 0.25]]
     assert convert_boxes(image, hbb).tightness == "loose"
     with pytest.raises(UsageError, match="tightness"):
-        convert_boxes(image, hbb, tightness="snug")
+        convert_boxes(image, hbb, replace(PARAMS, tightness="snug"))
 
 
 # ----------------------------------------------------------------------------- the self-check and confidence
@@ -132,9 +137,9 @@ def test_a_fit_less_supported_than_its_hbb_keeps_the_hbb():
     image = Image.new("RGB", (120, 120), (40, 40, 40))
     ImageDraw.Draw(image).rectangle([40, 40, 79, 79], fill=(220, 220, 220))
     hbb = (40.0, 40.0, 80.0, 80.0)
-    segmentation = segment_box(image, hbb, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
+    segmentation = segment_box(image, hbb, LOOSE)
     assert segmentation.candidates and not segmentation.reason
-    honest = fit_box(segmentation, tight=True, corner_radius=0.0)
+    honest = fit_box(segmentation, replace(TIGHT, corner_radius=0.0))
     assert honest.corners is not None and iou(honest.corners, hbb_corners(hbb)) > 0.9
     # Force a thin diagonal mask: the rectangle it suggests crosses the block.
     window = segmentation.window
@@ -144,9 +149,10 @@ def test_a_fit_less_supported_than_its_hbb_keeps_the_hbb():
     wrong = Candidate(math.pi / 4, math.pi / 4, diagonal, window.to_image(mask_outline_points(diagonal)),
                       segmentation.candidates[0].evidence)
     segmentation.candidates = [wrong]
-    unchecked = fit_box(segmentation, tight=False, corner_radius=0.0, check=False)
+    sharp = replace(LOOSE, corner_radius=0.0)
+    unchecked = fit_box(segmentation, replace(sharp, check=False))
     assert unchecked.corners is not None and iou(unchecked.corners, hbb_corners(hbb)) < 0.7
-    checked = fit_box(segmentation, tight=False, corner_radius=0.0)
+    checked = fit_box(segmentation, sharp)
     assert checked.corners is None and checked.reason == REASON_LESS_SUPPORTED and checked.confidence == 0.0
     assert checked.support < checked.hbb_support and checked.edges < checked.hbb_edges
 
@@ -160,16 +166,17 @@ def test_a_refit_at_a_given_breadth_is_judged_like_a_fit(angle):
     truth = rectangle((80, 80), 60.0, 26.0, angle)
     ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
     hbb = (*truth.min(axis=0), *truth.max(axis=0))
-    segmentation = segment_box(image, hbb, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
-    fitted = fit_box(segmentation, tight=False, corner_radius=0.0)
+    sharp = replace(LOOSE, corner_radius=0.0)
+    segmentation = segment_box(image, hbb, sharp)
+    fitted = fit_box(segmentation, sharp)
     assert fitted.from_mask and fitted.candidate is segmentation.candidates[0]
-    refitted = refit_at_breadth(segmentation, fitted, 26.0, 0.0)
+    refitted = refit_at_breadth(segmentation, fitted, 26.0, sharp)
     breadth = min(np.hypot(*(refitted.corners[1] - refitted.corners[0])),
                   np.hypot(*(refitted.corners[2] - refitted.corners[1])))
     assert breadth == pytest.approx(26.0) and refitted.from_mask and 0 < refitted.confidence <= 1
     assert iou(refitted.corners, truth) > 0.9
-    assert refit_at_breadth(segmentation, fitted, 3.0, 0.0) is None
-    assert refit_at_breadth(segmentation, fitted, 3.0, 0.0, check=False).corners is not None
+    assert refit_at_breadth(segmentation, fitted, 3.0, sharp) is None
+    assert refit_at_breadth(segmentation, fitted, 3.0, replace(sharp, check=False)).corners is not None
 
 
 def car_with_mirrors(angle):
@@ -192,18 +199,17 @@ def car_with_mirrors(angle):
         (*body.min(axis=0), *body.max(axis=0))
 
 
-def test_a_loose_boxs_angle_moves_half_way_to_its_masks_principal_axis(monkeypatch):
+def test_a_loose_boxs_angle_moves_half_way_to_its_masks_principal_axis():
     # the mirrors tilt the outline's minimum-area rectangle; every mask pixel votes in the moments
-    import hbb2obb.converters.image.box as box_module
     from hbb2obb.geometry.angles import orientation_errors
 
+    assert PARAMS.loose_moment_share == 0.5
     errors = {}
     for share in (0.5, 0.0):
-        monkeypatch.setattr(box_module, "LOOSE_MOMENT_SHARE", share)
         errors[share] = []
         for angle in (5, 12, 20, 28, 35, 63, 110, 150):
             image, truth, hbb = car_with_mirrors(angle)
-            result = convert_boxes(image, [hbb])
+            result = convert_boxes(image, [hbb], replace(PARAMS, loose_moment_share=share))
             assert result.tightness == "loose" and not result.fallback.any()
             errors[share].append(float(orientation_errors(result.corners, truth[None])[0]))
     assert np.mean(errors[0.5]) < np.mean(errors[0.0]) - 0.5, errors  # measured 1.36 against 2.63 deg
@@ -233,7 +239,7 @@ def _synthetic_ranking(tmp_path, tight: bool):
         frame = Image.open(dataset.images_dir / f"{hbb_path.stem}.jpg")
         xyxy = hbb_xyxy(read_yolo_hbb(hbb_path, strict=True), frame.size)
         truth = read_yolo_obb(dataset.gt_dir / hbb_path.name, strict=True).boxes.corners
-        result = convert_boxes(frame, xyxy, tightness="tight" if tight else "loose")
+        result = convert_boxes(frame, xyxy, TIGHT if tight else LOOSE)
         assert len(truth) == len(xyxy) == len(result.confidence)
         kept = ~result.fallback
         confidence += result.confidence[kept].tolist()
@@ -270,7 +276,7 @@ def test_confidence_is_in_the_unit_interval_for_degenerate_and_odd_boxes(tightne
             (0, 0, 160, 100),          # the whole frame
             (100, 60, 140, 90),        # featureless background
             (40, 30, 90, 50)]          # the block itself
-    result = convert_boxes(image, hbbs, tightness=tightness)
+    result = convert_boxes(image, hbbs, replace(PARAMS, tightness=tightness))
     assert result.confidence.shape == (len(hbbs),) and np.isfinite(result.confidence).all()
     assert ((result.confidence >= 0) & (result.confidence <= 1)).all(), result.confidence
     assert (result.confidence[result.fallback] == 0).all() and result.fallback[[0, 4]].all()
@@ -280,8 +286,8 @@ def test_confidence_is_in_the_unit_interval_for_degenerate_and_odd_boxes(tightne
 def test_neighbours_decide_a_box_whose_pixels_leave_the_diagonal_open():
     image, truths = marina(45, n=5)
     hbbs = [tight_hbb(t) for t in truths]
-    with_scene = convert_boxes(image, hbbs, tightness="tight")
-    without = convert_boxes(image, hbbs, tightness="tight", scene=False)
+    with_scene = convert_boxes(image, hbbs, TIGHT)
+    without = convert_boxes(image, hbbs, replace(TIGHT, scene=False))
     score = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (with_scene, without)]
     assert score[0] >= score[1] - 1e-9  # neighbours never make a clean row worse
 
@@ -291,29 +297,33 @@ def test_the_rectangle_inscribed_in_a_tight_hbb_is_fixed_by_its_angle():
     frame = Image.new("RGB", (120, 80), (90, 90, 90))
     ImageDraw.Draw(frame).polygon([tuple(p) for p in truth], fill=(220, 220, 220))
     xyxy = np.r_[truth.min(0), truth.max(0)]
-    segmentation = segment_box(frame, xyxy, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96)
-    result = inscribed_box(segmentation, math.radians(17.0), True, "why")
+    segmentation = segment_box(frame, xyxy, LOOSE)
+    result = inscribed_box(segmentation, math.radians(17.0), "why", PARAMS)
     assert result.corners is not None and iou(result.corners, truth) > 0.97
     assert iou(hbb_corners(xyxy), truth) < 0.7
     # no mask of its own: it scores its edge support against the HBB's, capped at 1
     assert result.edges > result.hbb_edges and result.confidence == 1.0 and not result.from_mask
     # the mirror-image angle inscribes a rectangle across the object's edges: refused with the reason given
-    mirrored = inscribed_box(segmentation, math.radians(-17.0), True, "why", min_edge_ratio=1.0)
+    mirrored = inscribed_box(segmentation, math.radians(-17.0), "why", PARAMS, min_edge_ratio=1.0)
     assert mirrored.corners is None and mirrored.reason == "why"
-    assert inscribed_box(segmentation, math.radians(-17.0), False, "why").corners is not None  # unchecked
+    unchecked = inscribed_box(segmentation, math.radians(-17.0), "why", replace(PARAMS, check=False))
+    assert unchecked.corners is not None
 
 
 def test_small_boxes_are_not_resampled_finer_than_the_image_down_to_a_least_window():
-    from hbb2obb.converters.image.fit import MIN_WINDOW, crop_window
+    from hbb2obb.converters.image.fit import crop_window
 
+    least = PARAMS.min_window
+    assert PARAMS.imgsz == 96 and PARAMS.max_upsampling == 1.0
     frame = Image.new("RGB", (200, 200), (90, 90, 90))
-    middle = crop_window(frame, (40.0, 40.0, 100.0, 70.0), 2.0, 96)  # 64 x 34 px: kept at the image's pixels
+    middle = crop_window(frame, (40.0, 40.0, 100.0, 70.0), 2.0, PARAMS)  # 64 x 34 px: kept at the image's pixels
     assert middle.sx == pytest.approx(1.0) and middle.pixels.shape[:2] == (34, 64)
-    small = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 96)  # 24 x 14 px: up to the least window
-    assert small.pixels.shape[1] == MIN_WINDOW and small.sx == pytest.approx(MIN_WINDOW / 24)
-    large = crop_window(frame, (20.0, 20.0, 180.0, 100.0), 2.0, 96)  # downsampled: the long side is imgsz
+    small = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, PARAMS)  # 24 x 14 px: up to the least window
+    assert small.pixels.shape[1] == least and small.sx == pytest.approx(least / 24)
+    large = crop_window(frame, (20.0, 20.0, 180.0, 100.0), 2.0, PARAMS)  # downsampled: the long side is imgsz
     assert large.pixels.shape[1] == 96 and large.sx < 1
-    assert crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, 32).pixels.shape[1] == 32  # imgsz caps it all
+    capped = crop_window(frame, (100.0, 100.0, 120.0, 110.0), 2.0, replace(PARAMS, imgsz=32))
+    assert capped.pixels.shape[1] == 32  # imgsz caps it all
 
 
 def test_a_refused_fit_in_a_row_takes_the_rows_axis_and_a_box_without_mask_does_not():
@@ -322,13 +332,12 @@ def test_a_refused_fit_in_a_row_takes_the_rows_axis_and_a_box_without_mask_does_
 
     image, truths = marina(15, n=5, gap=24.0)
     hbbs = [tight_hbb(t) for t in truths] + [(300.0, 10.0, 340.0, 40.0)]  # the last: open water
-    segmentations = [segment_box(image, box, scale_factor=0.0, opening_kernel_percentage=0.1, imgsz=96, tight=True)
-                     for box in hbbs]
-    results = [fit_box(s, tight=True, corner_radius=0.0) for s in segmentations]
+    segmentations = [segment_box(image, box, TIGHT) for box in hbbs]
+    results = [fit_box(s, TIGHT) for s in segmentations]
     assert all(r.corners is not None for r in results[:5]) and results[5].reason == REASON_NO_MASK
     # as if the class check had refused the middle boat's fit (a helicopter among planes)
     results[2] = BoxResult(None, reason=REASON_CLASS_LESS_SUPPORTED)
-    rescued = _rescue_by_rows(hbbs, segmentations, results, check=True)
+    rescued = _rescue_by_rows(hbbs, segmentations, results, TIGHT)
     assert rescued[2].corners is not None and iou(rescued[2].corners, truths[2]) > 0.85
     assert iou(hbb_corners(hbbs[2]), truths[2]) < 0.6  # far better than the HBB it would have kept
     assert rescued[5].corners is None and rescued[5].reason == REASON_NO_MASK  # not rescued by the rows
@@ -377,16 +386,13 @@ def test_a_synthetic_parking_lot_of_near_axis_cars_keeps_its_fits(tmp_path):
     assert converted > as_is + 0.04  # measured 0.931 against 0.864
 
 
-def test_boats_side_by_side_at_45_degrees_do_not_swell_onto_each_other(monkeypatch):
+def test_boats_side_by_side_at_45_degrees_do_not_swell_onto_each_other():
     # near 45 degrees a tight HBB fixes length plus breadth only; masks of look-alike neighbours
     # 4 px apart swell across the gaps, and the neighbours' distance caps the breadth
-    import hbb2obb.converters.image.converter as image_module
-
     image, truths = marina(45, n=6, gap=18.0)
     hbbs = [tight_hbb(t) for t in truths]
-    capped = convert_boxes(image, hbbs)
-    monkeypatch.setattr(image_module, "SIDE_BY_SIDE", False)
-    swollen = convert_boxes(image, hbbs)
+    capped = convert_boxes(image, hbbs, PARAMS)
+    swollen = convert_boxes(image, hbbs, replace(PARAMS, side_by_side=False))
     scores = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (capped, swollen)]
     assert scores[0] > scores[1] + 0.03, scores  # measured 0.825 against 0.786
     breadths = [min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in capped.corners]

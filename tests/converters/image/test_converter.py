@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,8 +11,15 @@ import shapely
 from PIL import Image, ImageDraw, ImageFilter
 
 from hbb2obb.converters import get_converter
-from hbb2obb.converters.image.converter import ImageConverter, convert_boxes, convert_frame, validate_parameters
+from hbb2obb.converters.image.converter import (
+    ImageConverter,
+    convert_boxes,
+    convert_frame,
+    image_params,
+    validate_parameters,
+)
 from hbb2obb.converters.image.fit import dominant_axis, fit_rectangle, rough_sides
+from hbb2obb.converters.image.params import PUBLIC_PARAMETERS, ImageParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import evaluate_obb
 from conftest import rotated_rect, shapely_iou as iou
@@ -159,16 +167,14 @@ def cars_with_shadows(angles, length=60.0, breadth=26.0):
     return image.filter(ImageFilter.GaussianBlur(0.8)), truths, hbbs
 
 
-def test_loose_boxes_are_refitted_at_their_classs_pooled_breadth(monkeypatch):
+def test_loose_boxes_are_refitted_at_their_classs_pooled_breadth():
     # six cars near the image axes, whose loose HBBs give their breadth, and four near 45 degrees
     # whose masks swell across their shadows: the pool brings the four back to the cars' breadth
-    import hbb2obb.converters.image.converter as image_module
-
     image, truths, hbbs = cars_with_shadows([0, 3, 90, 87, 2, 178, 45, 42, 135, 48])
-    pooled = convert_boxes(image, hbbs)
-    apart = convert_boxes(image, hbbs, class_ids=[0, 1, 2, 3, 0, 1, 2, 3, 0, 1])  # four classes of 2-3 boxes
-    monkeypatch.setattr(image_module, "POOL_BREADTHS", False)
-    alone = convert_boxes(image, hbbs)
+    params = ImageParams()
+    pooled = convert_boxes(image, hbbs, params)
+    apart = convert_boxes(image, hbbs, params, class_ids=[0, 1, 2, 3, 0, 1, 2, 3, 0, 1])  # four classes of 2-3 boxes
+    alone = convert_boxes(image, hbbs, replace(params, pool_breadths=False))
     assert pooled.tightness == "loose" and not pooled.fallback.any() and not alone.fallback.any()
     scores = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (pooled, alone)]
     assert scores[0] > scores[1] + 0.03, scores  # measured 0.951 against 0.906
@@ -284,6 +290,14 @@ def test_tightness_is_a_converter_parameter_a_sweep_can_set(tmp_path):
 def test_parameters_accept_a_scale_factor_pair_and_whole_float_imgsz():
     full = validate_parameters({**ImageConverter.parameters, "scale_factor": [0.0, 0.05], "imgsz": 96.0})
     assert full["imgsz"] == 96 and isinstance(full["imgsz"], int)
+
+
+def test_the_registrys_parameters_are_the_public_fields_of_image_params():
+    assert ImageConverter.parameters == {name: getattr(ImageParams(), name) for name in PUBLIC_PARAMETERS}
+    params = image_params({"scale_factor": [0.0, 0.05], "imgsz": 64.0})
+    assert params == replace(ImageParams(), scale_factor=(0.0, 0.05), imgsz=64) and isinstance(params.imgsz, int)
+    with pytest.raises(UsageError, match="imgsz"):
+        image_params({"imgsz": 8})
 
 
 def write_dataset(root, vehicles, hbb_lines=None, name="f0001", normalized=False):

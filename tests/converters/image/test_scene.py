@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hbb2obb.converters.image.box import REASON_NO_MASK, BoxResult, Candidate, Segmentation
+from hbb2obb.converters.image.params import ImageParams
 from hbb2obb.converters.image.scene import (
     breadth_agreements,
     classes_less_supported,
@@ -19,12 +20,14 @@ from hbb2obb.converters.image.scene import (
 )
 from conftest import rotated_rect
 
+PARAMS = ImageParams()
+
 
 def test_tightness_is_read_from_whole_pixel_sides():
-    assert estimate_tightness([[357, 595, 394, 634], [0, 0, 5, 9]]) == "tight"
-    assert estimate_tightness([[1892.15, 1834.5, 1955.25, 1921.1]]) == "loose"
-    assert estimate_tightness([[357, 595, 394, 634], [1.5, 0, 5, 9]]) == "loose"  # one box decides
-    assert estimate_tightness([]) == "loose"
+    assert estimate_tightness([[357, 595, 394, 634], [0, 0, 5, 9]], PARAMS) == "tight"
+    assert estimate_tightness([[1892.15, 1834.5, 1955.25, 1921.1]], PARAMS) == "loose"
+    assert estimate_tightness([[357, 595, 394, 634], [1.5, 0, 5, 9]], PARAMS) == "loose"  # one box decides
+    assert estimate_tightness([], PARAMS) == "loose"
 
 
 def segmentation_at(x, y, thetas=(), reason=""):
@@ -38,7 +41,7 @@ def test_neighbours_vote_only_where_a_box_left_its_orientation_open():
     open_box = segmentation_at(120.0, 0.0, [math.radians(45), math.radians(135)])
     no_mask = segmentation_at(105.0, 0.0, reason=REASON_NO_MASK)
     far = segmentation_at(2000.0, 0.0, [0.0, math.pi / 2])
-    preferred = neighbour_axes(row + [open_box, no_mask, far])
+    preferred = neighbour_axes(row + [open_box, no_mask, far], PARAMS)
     assert preferred[:4] == [None] * 4  # decided boxes keep their own
     assert math.degrees(preferred[4]) == pytest.approx(42.5, abs=1.0)  # the nearby row's mean
     assert preferred[5] is not None and preferred[6] is None  # no neighbour within reach
@@ -47,8 +50,8 @@ def test_neighbours_vote_only_where_a_box_left_its_orientation_open():
 def test_neighbours_that_disagree_give_no_orientation():
     crossing = [segmentation_at(0.0, 0.0, [0.0]), segmentation_at(25.0, 0.0, [math.pi / 2]),
                 segmentation_at(12.0, 12.0, [0.3, 0.3 + math.pi / 2])]
-    assert neighbour_axes(crossing)[2] is None
-    assert neighbour_axes([]) == []
+    assert neighbour_axes(crossing, PARAMS)[2] is None
+    assert neighbour_axes([], PARAMS) == []
 
 
 #: A fitted box 20 degrees off the axes: far from its HBB, so it has a say in the class check.
@@ -63,15 +66,15 @@ def test_a_class_whose_fits_follow_edges_less_than_its_hbbs_is_marked():
     results = [result(0.8, 1.0), result(0.9, 1.0), result(1.2, 1.0), result(0.5, 1.0, converted=False),
                result(2.0, 1.0), result(1.5, 1.0), result(0.4, 1.0)]
     classes = [7, 7, 7, 7, 3, 3, 3]
-    marked = classes_less_supported(results, classes)
+    marked = classes_less_supported(results, classes, PARAMS)
     # class 7: geometric mean of 0.8, 0.9, 1.2, 0.5 is 0.82 < 1: its converted boxes are marked, the
     # fallback is not; class 3: 2.0, 1.5, 0.4 give 1.06 (a median would be 1.5, a plain mean 1.3)
     assert marked.tolist() == [True, True, True, False, False, False, False]
-    wrong_way = classes_less_supported([result(2.0, 1.0), result(1.5, 1.0), result(0.3, 1.0)], [3, 3, 3])
+    wrong_way = classes_less_supported([result(2.0, 1.0), result(1.5, 1.0), result(0.3, 1.0)], [3, 3, 3], PARAMS)
     assert wrong_way.all()  # geometric mean 0.97: the one box far below outweighs
-    few = classes_less_supported([result(0.1, 1.0), result(0.1, 1.0)], [0, 0])
+    few = classes_less_supported([result(0.1, 1.0), result(0.1, 1.0)], [0, 0], PARAMS)
     assert not few.any()  # too few boxes to judge a class
-    nothing = classes_less_supported([BoxResult(None), BoxResult(None), BoxResult(None)], [0, 0, 0])
+    nothing = classes_less_supported([BoxResult(None), BoxResult(None), BoxResult(None)], [0, 0, 0], PARAMS)
     assert not nothing.any()
 
 
@@ -79,14 +82,14 @@ def test_fits_that_are_their_hbbs_do_not_vote_in_the_class_check():
     # a frame of cars, most of them axis-aligned (fit == HBB, ratio 1) and a few diagonal ones
     # that follow the edges better: a median over all would sit at one, a coin toss on ties
     tied = [result(1.0, 1.0)] * 6 + [result(1.004, 1.0), result(0.9, 1.0), result(1.4, 1.0), result(1.3, 1.0)]
-    assert not classes_less_supported(tied, [0] * len(tied)).any()
+    assert not classes_less_supported(tied, [0] * len(tied), PARAMS).any()
     # with only two boxes that differ from their HBBs there is no class-level judgement at all
-    assert not classes_less_supported([result(1.0, 1.0)] * 5 + [result(0.5, 1.0)] * 2, [0] * 7).any()
+    assert not classes_less_supported([result(1.0, 1.0)] * 5 + [result(0.5, 1.0)] * 2, [0] * 7, PARAMS).any()
     # nearly axis-aligned cars in rows: most fits follow their HBBs' edges, four lose a little;
     # too few votes to send the whole class back, while the same four alone would
     losing = [result(0.85, 1.0), result(0.9, 1.0), result(0.95, 1.0), result(1.05, 1.0)]
-    assert not classes_less_supported([result(1.0, 1.0)] * 20 + losing, [0] * 24).any()
-    assert classes_less_supported([result(1.0, 1.0)] * 3 + losing, [0] * 7).all()  # 4 of 7 vote
+    assert not classes_less_supported([result(1.0, 1.0)] * 20 + losing, [0] * 24, PARAMS).any()
+    assert classes_less_supported([result(1.0, 1.0)] * 3 + losing, [0] * 7, PARAMS).all()  # 4 of 7 vote
 
 
 def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
@@ -102,14 +105,14 @@ def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
     done = [rect(30.0 * k, 0.0, 15 if k % 2 else 105) for k in range(4)]
     xyxy = [np.r_[c.min(0), c.max(0)] for c in done] + [[115, -5, 135, 5], [115, -10, 125, 10], [900, 0, 920, 10]]
     results = [BoxResult(c) for c in done] + [BoxResult(None)] * 3
-    axes = row_axes(xyxy, results, [False] * 4 + [True] * 3)
+    axes = row_axes(xyxy, results, [False] * 4 + [True] * 3, PARAMS)
     assert axes[:4] == [None] * 4
     assert math.degrees(axes[4]) == pytest.approx(15.0, abs=1e-6)  # wider than tall: the long side lies flat
     assert math.degrees(axes[5]) == pytest.approx(105.0, abs=1e-6)  # taller than wide: turned by 90
     assert axes[6] is None  # nothing converted within reach
     scattered = [BoxResult(rect(30.0 * k, 0.0, 20 * k)) for k in range(4)] + [BoxResult(None)]
-    assert row_axes(xyxy[:4] + [xyxy[4]], scattered, [False] * 4 + [True])[4] is None
-    assert row_axes(np.zeros((0, 4)), [], []) == []
+    assert row_axes(xyxy[:4] + [xyxy[4]], scattered, [False] * 4 + [True], PARAMS)[4] is None
+    assert row_axes(np.zeros((0, 4)), [], [], PARAMS) == []
 
 
 def test_fits_that_hug_their_hbbs_do_not_vote_in_the_class_check():
@@ -119,14 +122,14 @@ def test_fits_that_hug_their_hbbs_do_not_vote_in_the_class_check():
     t = math.radians(2.0)
     along, across = np.array([math.cos(t), math.sin(t)]) * 16.5, np.array([-math.sin(t), math.cos(t)]) * 7.0
     hugging = np.array([-along - across, along - across, along + across, -along + across])
-    assert hugs_its_hbb(hugging) and not hugs_its_hbb(TURNED) and not hugs_its_hbb(None)
-    assert hugs_its_hbb(hugging[:, ::-1])  # near the vertical axis as well
+    assert hugs_its_hbb(hugging, PARAMS) and not hugs_its_hbb(TURNED, PARAMS) and not hugs_its_hbb(None, PARAMS)
+    assert hugs_its_hbb(hugging[:, ::-1], PARAMS)  # near the vertical axis as well
     verdicts = [0.8, 0.85, 0.9, 0.95, 0.9]
-    assert not classes_less_supported([result(v, 1.0, corners=hugging) for v in verdicts], [0] * 5).any()
-    assert classes_less_supported([result(v, 1.0) for v in verdicts], [0] * 5).all()
+    assert not classes_less_supported([result(v, 1.0, corners=hugging) for v in verdicts], [0] * 5, PARAMS).any()
+    assert classes_less_supported([result(v, 1.0) for v in verdicts], [0] * 5, PARAMS).all()
     # a long bus at the same angle is 4 px off its HBB at one end: it votes
     bus = np.array([-3.5 * along - across, 3.5 * along - across, 3.5 * along + across, -3.5 * along + across])
-    assert not hugs_its_hbb(bus)
+    assert not hugs_its_hbb(bus, PARAMS)
 
 
 def test_a_class_whose_fits_stand_out_by_colour_keeps_them_whatever_the_edges_say():
@@ -134,10 +137,10 @@ def test_a_class_whose_fits_stand_out_by_colour_keeps_them_whatever_the_edges_sa
         return BoxResult(TURNED, edges=edges, hbb_edges=1.0, support=margin, hbb_support=0.0)
 
     losing = [0.8, 0.9, 0.95, 0.85]
-    assert not classes_less_supported([coloured(e, 0.25) for e in losing], [0] * 4).any()
-    assert classes_less_supported([coloured(e, 0.02) for e in losing], [0] * 4).all()  # helicopter-like
+    assert not classes_less_supported([coloured(e, 0.25) for e in losing], [0] * 4, PARAMS).any()
+    assert classes_less_supported([coloured(e, 0.02) for e in losing], [0] * 4, PARAMS).all()  # helicopter-like
     # without colour evidence (nan: inscribed boxes) the edges decide alone
-    assert classes_less_supported([result(e, 1.0) for e in losing], [0] * 4).all()
+    assert classes_less_supported([result(e, 1.0) for e in losing], [0] * 4, PARAMS).all()
 
 
 def car(breadth, degrees, length=40.0, from_mask=True, converted=True):
@@ -161,7 +164,7 @@ def car(breadth, degrees, length=40.0, from_mask=True, converted=True):
      [0, 0, 0, 0, 0, 0], [19.5, 21.0, 21.0, 21.0, None, None]),
 ])
 def test_pooled_breadths_table(boxes, classes, expected):
-    pooled = pooled_breadths(boxes, classes)
+    pooled = pooled_breadths(boxes, classes, PARAMS)
     assert len(pooled) == len(expected)
     for got, want in zip(pooled, expected):
         assert (got is None) if want is None else got == pytest.approx(want)
@@ -181,6 +184,6 @@ def test_pooled_breadths_table(boxes, classes, expected):
      [0, 0, 0, 0, 0], [1.0, 0.5, 0.5, 1.0, 1.0]),
 ])
 def test_breadth_agreements_table(boxes, classes, expected):
-    factors = breadth_agreements(boxes, classes)
+    factors = breadth_agreements(boxes, classes, PARAMS)
     assert factors.shape == (len(expected),) and ((factors >= 0) & (factors <= 1)).all()
     assert factors == pytest.approx(expected)

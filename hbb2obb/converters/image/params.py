@@ -1,0 +1,242 @@
+"""Every setting of the ``image`` converter, in one frozen dataclass.
+
+:class:`ImageParams` holds the converter's public parameters (the ones the registry and the
+command line know: ``scale_factor``, ``opening_kernel_percentage``, ``imgsz``, ``corner_radius``,
+``tightness``), the switches that turn the frame-level steps on and off, and every tuned number
+the steps read. It is passed explicitly from :func:`~hbb2obb.converters.image.converter.convert_boxes`
+down to the box, fit, scene and sides functions; nothing reads a module-level setting, so a
+measurement or a test changes one with :func:`dataclasses.replace`::
+
+    >>> from dataclasses import replace
+    >>> params = replace(ImageParams(), pool_breadths=False)
+    >>> params.pool_breadths, ImageParams().pool_breadths
+    (False, True)
+
+The numbers' comments say what was measured when they were chosen (mean IoU against the
+ground truth unless said otherwise; the README's converter section has the sets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from hbb2obb.errors import UsageError
+
+#: How the HBBs relate to the objects' rectangles (see
+#: :class:`~hbb2obb.converters.image.converter.ImageConverter`).
+TIGHTNESS = ("auto", "tight", "loose")
+#: The parameters the converter registry and the command line know, in their order.
+PUBLIC_PARAMETERS = ("scale_factor", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness")
+
+
+@dataclass(frozen=True)
+class ImageParams:
+    """The ``image`` converter's parameters, switches and tuned numbers (see the module docstring).
+
+    The first five are the public parameters, documented on
+    :class:`~hbb2obb.converters.image.converter.ImageConverter`; the rest are documented where
+    they are declared. Below :func:`~hbb2obb.converters.image.converter.convert_boxes`, which
+    reads ``"auto"`` tightness from the frame's HBBs, ``tightness`` is ``"tight"`` or ``"loose"``.
+    """
+
+    # -- the public parameters
+    scale_factor: Union[float, tuple] = 0.0
+    opening_kernel_percentage: float = 0.1
+    imgsz: int = 96
+    corner_radius: float = 0.4
+    tightness: str = "auto"
+
+    # -- switches of the frame-level steps (on: the converter; off only to measure a step)
+    #: Let neighbours' orientations decide where a box's own pixels leave the diagonal open,
+    #: refit loose boxes at their class's pooled breadth, rescue tight fallbacks standing in rows
+    #: and narrow tight boxes to their side-by-side neighbours.
+    scene: bool = True
+    #: The self-checks: a box and a class keep their HBBs when their fits follow the image's
+    #: edges and colours less well.
+    check: bool = True
+    #: In a tight frame, cap the breadth of near-45-degree boxes by their side-by-side
+    #: neighbours' distance (:func:`~hbb2obb.converters.image.scene.side_by_side_breadths`).
+    side_by_side: bool = True
+    #: In a loose frame, refit each box at its breadth pooled with its class's
+    #: (:func:`~hbb2obb.converters.image.scene.pooled_breadths`).
+    pool_breadths: bool = True
+    #: In a loose frame, move each fitted side out to the dark band just beyond it
+    #: (:func:`~hbb2obb.converters.image.sides.extended_to_bands`).
+    extend_to_bands: bool = True
+
+    # -- the working window (:func:`~hbb2obb.converters.image.fit.crop_window`)
+    #: Working pixels per image pixel at most, unless the window's long side would then be
+    #: shorter than ``min_window`` working pixels. Bilinear resampling finer than the image adds
+    #: no detail, only cost (a 45-pixel ship's window was resampled to 96, a 15-pixel car's to
+    #: about 5 per pixel), while the pixel-scale steps (the 3x3 mean field, a kernel of at least
+    #: 3) need some pixels. Measured (ships of the tuned DOTA frames; synthetic tight frames): at
+    #: most 2 per pixel against no limit 0.740 (0.739), 0.884 (0.882); then, with the tight mean
+    #: field, at most 1 and at least 48 px against at most 2: ships 0.756 (0.746), planes 0.876
+    #: (0.874), helicopters 0.860 (0.860), synthetic 0.889 (0.890), at about two thirds of the
+    #: cost per small box; Songdo 00164 0.838 throughout (its cars are downsampled).
+    max_upsampling: float = 1.0
+    min_window: float = 48.0
+    #: Width of the background ring around the scaled box, as a fraction of the HBB's short side.
+    ring: float = 0.15
+
+    # -- the segmentation (:func:`~hbb2obb.converters.image.box.segment_box`)
+    #: Colour clusters per window, and about how many pixels the cluster centres are fitted on.
+    clusters: int = 6
+    kmeans_samples: int = 1500
+    #: Strength of the rectangle prior (log-odds at the centre; the negative of it far outside).
+    prior_strength: float = 1.0
+    #: How fast the prior falls off across the rough rectangle's border (per half-breadth).
+    prior_slope: float = 3.0
+    #: Mean-field coupling between neighbouring pixels' labels, steps per round, and rounds of
+    #: colour re-estimation after the first.
+    coupling: float = 0.5
+    smoothing_steps: int = 5
+    rounds: int = 2
+    #: The same for a tight HBB, whose fit holds the HBB nearly as a constraint, so that the mask
+    #: mostly gives the axis: one re-estimation and three steps did better than two and five on
+    #: the tuned DOTA frames (ships 0.740 -> 0.746, helicopters 0.850 -> 0.860, planes 0.872 ->
+    #: 0.874) and on synthetic tight frames (0.884 -> 0.890), at less than half the mean field's
+    #: cost (0 rounds and 3 steps, or 1 and 2, scored lower on both).
+    tight_rounds: int = 1
+    tight_smoothing_steps: int = 3
+    #: A mask smaller than this share of the HBB's pixels is no object: fall back.
+    min_mask_share: float = 0.1
+    #: Least colour evidence (nats) by which the mask must stand out from the ring around the
+    #: box; on a featureless or pure-noise window it stays below 0.02, on the real sample's
+    #: vehicles it is 0.15 at the least (median 4.8).
+    min_contrast: float = 0.1
+
+    # -- the angle
+    #: An HBB whose sides differ by less than this ratio may hold its object along either diagonal.
+    near_square: float = 1.3
+    #: Least coherence of the edge directions for them to pick the diagonal of a near-square HBB.
+    min_coherence: float = 0.2
+    #: Largest angle (degrees) between the mask's rectangle and the gradient hint for the mask's to win.
+    angle_agreement: float = 8.0
+    #: A tight HBB whose long side is at most ``moments_up_to`` pixels, with a mask at least this
+    #: elongated (covariance eigenvalue ratio; a 2.4:1 car gives about 5.8), refines its angle by
+    #: the mask's second moments instead of the outline's minimum-area rectangle, whose staircase
+    #: outline snaps a small car to the pixel grid. Synthetic lots (`--layout lots --tight`): cars
+    #: 0.900 -> 0.919 and 0.913 -> 0.925 with the hugging rule of the class check (the fits alone,
+    #: checks off: 0.903 -> 0.922); on larger boxes the outline did better (buses and trucks 0.836
+    #: with the limit, 0.831 at 90 px, 0.830 at none), and at an elongation of 1.5 the tuned DOTA
+    #: planes lost 0.008.
+    min_elongation: float = 2.5
+    moments_up_to: float = 60.0
+    #: A loose box's angle moves this share of the way from its outline's (or its hint's) to its
+    #: mask's principal axis when the two agree within ``angle_agreement``. Mean IoU on Songdo
+    #: 00164 / synthetic loose roads 720p / 4K / lots, with the pooled breadths: none 0.859 /
+    #: 0.877 / 0.927 / 0.852, this 0.860 / 0.888 / 0.928 / 0.857 (angle p90 4.3 -> 3.4, 5.1 -> 3.6
+    #: deg on the first two); 0.25 0.861 / 0.883 / 0.928 / 0.855; 0.75 0.858 / 0.890 / 0.928 /
+    #: 0.860; 1 0.856 / 0.892 / 0.927 / 0.859.
+    loose_moment_share: float = 0.5
+
+    # -- the fit and the self-check (:mod:`~hbb2obb.converters.image.box`)
+    #: Weight of the HBB's four sides against the mask's four extents in the final fit: a loose
+    #: (hand-drawn) HBB is one noisy opinion among the mask's; a tight one is nearly a constraint.
+    loose_hbb_weight: float = 3.0
+    tight_hbb_weight: float = 10.0
+    #: How far (working pixels) the mask's extents are pulled in: none (0 and 0.5 tie on synthetic data).
+    outline_inset: float = 0.0
+    #: Colour evidence is clipped to this many nats before it is averaged, so that a few saturated
+    #: pixels do not decide a comparison.
+    evidence_clip: float = 3.0
+    #: Width of the band around a rectangle that its inside is compared with, as a fraction of
+    #: the HBB's short side.
+    support_band: float = 0.15
+    #: The self-check keeps the HBB when the fitted box follows the image's edges no better than
+    #: the HBB and its colour contrast is lower by more than this (nats): colour alone is a weak
+    #: judge in a row of look-alike neighbours (moored boats fill an HBB's corners), so it needs
+    #: a margin.
+    support_tolerance: float = 0.2
+
+    # -- the frame (:mod:`~hbb2obb.converters.image.scene`)
+    #: How close (pixels) to a whole pixel an HBB side must lie to count as boxed from integer
+    #: corners (room for the float arithmetic of centre and size; normalized files rounded to a
+    #: few decimals do not land on whole pixels, so give their tightness explicitly).
+    whole_pixel: float = 1e-3
+    #: Neighbours are boxes whose centres lie within this many of the box's own diagonals.
+    neighbour_reach: float = 1.5
+    #: Least agreement of the neighbours' orientations (mean resultant length of doubled angles).
+    min_agreement: float = 0.6
+    #: Fewest boxes of a class with an edge-support comparison for the class-level self-check.
+    min_class_boxes: int = 3
+    #: An edge-support ratio within this of one is a fitted box that is its HBB: no vote.
+    same_as_hbb: float = 0.01
+    #: A fitted box within this many pixels of its HBB all round
+    #: (:func:`~hbb2obb.converters.image.scene.hugs_its_hbb`) has no vote either.
+    hug_pixels: float = 2.0
+    #: ... and a class whose fits stand out from the band around them by colour this much more
+    #: than their HBBs do, on average (nats), keeps its fits whatever the edges say.
+    class_colour_margin: float = 0.1
+    #: The class check judges only when at least this share of the class's compared fits vote:
+    #: when most fits follow the same edges as their HBBs (nearly axis-aligned cars in rows), the
+    #: few that differ are too few to send the whole class back.
+    min_vote_share: float = 0.5
+    #: Rows and aprons: a fallback box takes the orientation of converted boxes within this many
+    #: of its diagonals, when their axes (modulo 90 degrees: parked along or across the same
+    #: lanes) agree at least this well (mean resultant length of the quadrupled angles).
+    row_reach: float = 4.0
+    min_row_agreement: float = 0.8
+    #: The rescued rectangle must follow the image's edges at least this share as well as the
+    #: HBB: a guard against gross misfits only (a rotor disc has no outline to follow; 0.5, 0.6,
+    #: 0.7, 0.8 and 0.9 kept 8, 6, 5, 4 and 4 of the tuned frames' 9 helicopters).
+    row_min_edge_ratio: float = 0.5
+    #: Near 45 degrees (``|cos 2 theta|`` below this) a tight HBB fixes a rectangle's length plus
+    #: breadth but not their split; neighbours side by side (axes within ``side_by_side_deg``,
+    #: centres offset mostly across the axis) then cap each other's breadth at
+    #: ``side_by_side_share`` of the distance across between their centres: parked vehicles and
+    #: moored boats do not overlap.
+    diagonal_cos: float = 0.35
+    side_by_side_deg: float = 10.0
+    side_by_side_share: float = 1.0
+    #: The confidence of a box narrowed to its side-by-side neighbours' distance: its mask spilled
+    #: across the gaps between them, which is what the narrowing corrected, so the mask no longer
+    #: judges it. On the tuned DOTA frames the narrowed boxes were the better ones (mean IoU 0.887
+    #: against 0.839), and with their mask's held share instead the confidence ranked the ships
+    #: worse than by chance (Spearman -0.09 against 0.23 over the frames' converted boxes).
+    narrowed_confidence: float = 1.0
+    #: Loose frames: fewest converted boxes of a class for their breadths to be pooled (a frame's
+    #: one bus or motorcycle keeps its own).
+    min_pool_boxes: int = 4
+    #: The most a box keeps of its own breadth against its class's pooled one: at the image axes,
+    #: where a loose HBB gives the breadth nearly directly; times (cos 2a)^2 off them, so that near
+    #: 45 degrees, where it gives little more than length plus breadth, the pool decides. Mean IoU
+    #: on Songdo 00164 / synthetic loose roads 720p / 4K / lots (``--seed 3``, ``--seed 5``,
+    #: ``--layout lots --seed 202``): no pooling 0.838 / 0.878 / 0.930 / 0.855, this 0.860 / 0.888
+    #: / 0.928 / 0.857; a share of 0.35 0.861 / 0.887 / 0.927 / 0.856, of 0.75 0.858 / 0.890 /
+    #: 0.930 / 0.857; (cos 2a)^4 0.860 / 0.887 / 0.927 / 0.857; one share at every angle: 0 (the
+    #: pool alone) 0.862 / 0.883 / 0.921 / 0.854, 0.25 0.860 / 0.888 / 0.925 / 0.855, 0.5 0.856 /
+    #: 0.887 / 0.930 / 0.857. A quantile below the median favours the lots (their masks err wide)
+    #: and costs 00164 (short).
+    own_breadth_share: float = 0.5
+
+    # -- loose boxes' sides moved to their dark bands (:mod:`~hbb2obb.converters.image.sides`)
+    #: Narrowest box (image pixels across) whose sides are moved.
+    band_min_breadth: float = 25.0
+    #: Farthest a side moves, as a share of the box's breadth (the same for the ends).
+    band_reach: float = 0.10
+    #: How much darker (grey levels, 0-255) the band's minimum must be than the strip just inside
+    #: the side, than the ground 0.18-0.30 breadths out, and than the profile 0.05-0.12 breadths
+    #: beyond the minimum.
+    band_depth: float = 10.0
+    band_ground_margin: float = 5.0
+    band_rise: float = 5.0
+
+    @property
+    def tight(self) -> bool:
+        """Whether the HBBs are read as tight; ``"auto"`` must have been read from the frame first.
+
+        Examples
+        --------
+        >>> ImageParams(tightness="tight").tight, ImageParams(tightness="loose").tight
+        (True, False)
+        """
+        if self.tightness not in ("tight", "loose"):
+            raise UsageError(f"a box is fitted with tightness 'tight' or 'loose', got {self.tightness!r}")
+        return self.tightness == "tight"
+
+
+#: The public parameters' defaults (name -> value), as the converter registry lists them.
+DEFAULT_PARAMETERS = {name: getattr(ImageParams(), name) for name in PUBLIC_PARAMETERS}
