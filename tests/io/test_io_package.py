@@ -34,10 +34,9 @@ def test_an_unknown_name_is_an_attribute_error(name):
 
 
 def test_submodules_still_import_through_the_package():
-    from hbb2obb.io import numeric_text, reader_process
+    from hbb2obb.io import numeric_text
 
     assert numeric_text.__name__ == "hbb2obb.io.numeric_text"
-    assert reader_process.__name__ == "hbb2obb.io.reader_process"
 
 
 @pytest.mark.parametrize("first_use, loaded", [
