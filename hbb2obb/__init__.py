@@ -9,8 +9,12 @@ __version__ = "0.1.0"
 #: Tells this package from the reference tool's, which shares the import name (see :mod:`hbb2obb_launch`).
 __distribution__ = "hbb2obb-toolkit"
 
-# Names are imported on first use (PEP 562), so ``import hbb2obb.cli.eval`` does not load
-# numpy before the command has had a say in how numpy starts (hbb2obb/cli/__init__.py).
+# The public names are imported on first use (PEP 562), the one lazy import left in the
+# package. Every ``import hbb2obb.<anything>`` runs this file first, and the console scripts
+# import it to check the installation (hbb2obb_launch) before anything else: importing the
+# names here would load numpy and the whole scoring stack into every command, before
+# hbb2obb/cli/__init__.py has kept BLAS to one thread and outside the launcher's start-up
+# settings, and would make this root import the highest layer (scoring) that imports it back.
 _EXPORTS = {
     "Boxes": "hbb2obb.boxes",
     "Hbb2ObbError": "hbb2obb.errors",

@@ -78,22 +78,6 @@ def write_labels(tmp_path):
     return write
 
 
-@pytest.fixture
-def started_readers(monkeypatch):
-    """Every read-ahead helper process (:class:`hbb2obb.io.reader_process.ReaderProcess`) started while the test runs."""
-    import hbb2obb.io.reader_process as reader_process
-
-    started = []
-    original = reader_process.ReaderProcess.__init__
-
-    def recorded(self):
-        original(self)
-        started.append(self._process)
-
-    monkeypatch.setattr(reader_process.ReaderProcess, "__init__", recorded)
-    return started
-
-
 def rect(x, y, w, h, cls=0):
     """A YOLO-OBB line for an axis-aligned rectangle with top-left (x, y)."""
     return f"{cls} {x} {y} {x + w} {y} {x + w} {y + h} {x} {y + h}"

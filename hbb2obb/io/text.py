@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import errno
 import math
+import os
 import re
+import time
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -14,7 +17,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.numeric_text import NumericRows, numeric_rows  # noqa: F401 (the bulk tokenizer, re-exported)
-from hbb2obb.io.reader_process import read_files
 from hbb2obb.io.text_file import read_file_bytes
 
 
@@ -206,11 +208,83 @@ def scale_to_pixels(label_file: LabelFile, width: float, height: float) -> Label
     return LabelFile(label_file.path, label_file.boxes.with_corners(corners), label_file.problems, False)
 
 
-def read_blobs(paths) -> list:
-    """The bytes of each file, or ``None`` where it cannot be read (the careful reader reports why).
+_READ_SIZE = 1 << 16  # one read for a small file; a short read is the end
+_OPEN_AHEAD = 128  # files open at once while reading (well inside the usual limit of 1,024 descriptors)
+_SLOW_READ = 50e-6  # seconds: a read this slow waited for the disk (a file in memory reads far quicker)
 
-    Plain ``os.open``/``os.read`` (half the cost of ``open()`` for thousands of small files),
-    a batch of files open at once with their reading announced to the kernel:
-    :func:`hbb2obb.io.reader_process.read_files`, which the read-ahead helper process runs too.
+
+def read_blobs(paths) -> list:
+    """The bytes of each file, ``None`` where it cannot be opened or read (the careful reader reports why).
+
+    Plain ``os.open``/``os.read``: for thousands of small files, ``open()`` costs about twice as
+    much. Each file is read whole (reads of 64 KiB until a short one: a small file takes one),
+    ``_OPEN_AHEAD`` files open at a time. Once a read has had to wait for the disk (the pages
+    were not in memory), every file open is announced to the kernel
+    (``posix_fadvise(WILLNEED)``) before the next is read, so the kernel fetches them together
+    instead of one after the other. Files in memory are not announced: the announcement would
+    cost more than it saves.
+
+    Examples
+    --------
+    >>> import os
+    >>> read_blobs([os.devnull, os.path.join(os.devnull, "missing.txt"), os.path.dirname(os.devnull)])
+    [b'', None, None]
     """
-    return read_files(paths)
+    paths = list(paths)
+    blobs = []
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    open_file, read, close, clock = os.open, os.read, os.close, time.perf_counter
+    cold = not hasattr(os, "posix_fadvise")  # no way to announce: never look for slow reads
+    start = 0
+    while start < len(paths):
+        handles = []
+        try:
+            for path in paths[start:start + _OPEN_AHEAD]:
+                try:
+                    handles.append(open_file(path, flags))
+                except OSError as exc:
+                    if exc.errno in (errno.EMFILE, errno.ENFILE) and handles:
+                        break  # out of descriptors: read the files open, then open this one again
+                    handles.append(None)
+            if cold:
+                _announce(handles)
+            for index, handle in enumerate(handles):
+                if handle is None:
+                    blobs.append(None)
+                    continue
+                try:
+                    if cold:
+                        blob = read(handle, _READ_SIZE)
+                    else:
+                        began = clock()
+                        blob = read(handle, _READ_SIZE)
+                        if clock() - began > _SLOW_READ:
+                            cold = True
+                            _announce(handles[index + 1:])
+                    if len(blob) == _READ_SIZE:  # a short read of a regular file is its end
+                        parts = [blob]
+                        while len(parts[-1]) == _READ_SIZE:
+                            parts.append(read(handle, _READ_SIZE))
+                        blob = b"".join(parts)
+                except OSError:
+                    blob = None
+                blobs.append(blob)
+        finally:
+            for handle in handles:
+                if handle is not None:
+                    close(handle)
+        start += len(handles)
+    return blobs
+
+
+def _announce(handles: list) -> None:
+    """Tell the kernel these open files are about to be read (only a hint: where it cannot, nothing)."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    for handle in handles:
+        if handle is not None:
+            try:
+                advise(handle, 0, 0, os.POSIX_FADV_WILLNEED)
+            except OSError:
+                pass

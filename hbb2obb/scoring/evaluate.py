@@ -276,13 +276,13 @@ def _join(chunks: list) -> MatchTable:
     )
 
 
-def _batches(specs, read_ahead: bool = False):
+def _batches(specs):
     """Runs of consecutive frames, read: at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels each.
 
     A frame larger than the byte budget forms a batch of its own: memory follows the largest
     frame, never the number of frames. Yields ``(specs, blobs)`` (:func:`read_frame_batches`).
     """
-    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES, read_ahead=read_ahead)
+    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES)
 
 
 def _in_order(pool, function, items, ahead: int):
@@ -352,9 +352,7 @@ def evaluate_frames(
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
     jobs = resolve_jobs(jobs)
-    # a helper process reads ahead in a run of one process; with workers, the parent's reading is the feed
-    read_ahead = jobs == 1 and (os.cpu_count() or 1) > 1 and os.environ.get("HBB2OBB_READ_AHEAD", "1") != "0"
-    batches = _batches(plan.frames, read_ahead)
+    batches = _batches(plan.frames)
     try:
         chunks, health = _run_chunks(batches, jobs, settings, sizes, label_map, detection is not None, progress)
     finally:

@@ -18,9 +18,7 @@ with contextlib.redirect_stdout(io.StringIO()) as out:
 heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
          "xml.etree.ElementTree", "csv", "hbb2obb.gates.golden", "hbb2obb.gates.require",
          # the readers of other formats and of DOTA Task1 submissions: a folder of .txt files reads none
-         "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1",
-         # nor the DOTA and YOLO-HBB readers, which hbb2obb/io/__init__.py imports only when asked for
-         "hbb2obb.io.dota", "hbb2obb.io.yolo_hbb")
+         "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1")
 print(json.dumps({"metrics": json.loads(out.getvalue()), "loaded": sorted(m for m in sys.modules if m in heavy)}))
 """
 
@@ -43,9 +41,8 @@ def test_plain_json_run_loads_no_heavy_package(tmp_path):
 # The script ends in os._exit; the driver lists the modules just before.
 CONSOLE_DRIVER = r"""
 import json, os, sys
-HEAVY = ("click", "hbb2obb.cli.eval_options", "hbb2obb.cli.common", "tqdm", "yaml", "hbb2obb.io.dota",
-         "hbb2obb.io.yolo_hbb", "hbb2obb.io.label_sets", "hbb2obb.gates.require", "hbb2obb.gates.golden",
-         "threading")  # the IoU kernel's per-thread work arrays need only _thread._local
+HEAVY = ("click", "hbb2obb.cli.eval_options", "hbb2obb.cli.common", "tqdm", "yaml", "hbb2obb.io.label_sets",
+         "hbb2obb.gates.require", "hbb2obb.gates.golden", "threading")  # the IoU kernel's per-thread work arrays need only _thread._local
 end = os._exit
 def listing_exit(status):
     sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m in HEAVY)))
