@@ -127,7 +127,7 @@ def convert() -> None:
 
 def evaluate() -> None:
     """``hbb2obb-eval``."""
-    return _launch("hbb2obb.cli.eval", "run")
+    return _launch("hbb2obb.cli.eval", "main")
 
 
 def analyze() -> None:

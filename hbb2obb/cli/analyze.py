@@ -20,7 +20,7 @@ from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
-from hbb2obb.cli.eval_options import evaluation_options, run_options, spatial_threshold_option
+from hbb2obb.cli.options import evaluation_options, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, emit_worst_sheets, overlay_options
 from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError

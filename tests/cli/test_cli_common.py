@@ -49,7 +49,7 @@ def test_the_users_malloc_settings_win(name, value):
 
 from conftest import rect  # noqa: E402
 
-EVAL_SCRIPT = [sys.executable, "-c", "from hbb2obb.cli.eval import run; run()"]
+EVAL_SCRIPT = [sys.executable, "-c", "import hbb2obb_launch; hbb2obb_launch.evaluate()"]
 
 
 @pytest.fixture

@@ -1,10 +1,4 @@
-"""The click command of ``hbb2obb-eval`` and the option groups eval, analyze and optimize share.
-
-:mod:`hbb2obb.cli.eval` holds what the command does and parses a plain command line itself
-(:mod:`hbb2obb.cli.eval_argv`); this module, and click with it, is imported only for the rest:
-``--help``, ``--version``, a usage error, a flag the plain parser leaves to click, and every
-caller of :data:`main` (tests, ``analyze``, ``optimize``).
-"""
+"""The click option groups that the scoring commands (eval, analyze, optimize) share."""
 
 from __future__ import annotations
 
@@ -12,11 +6,9 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, version_option
-from hbb2obb.cli.eval import FORMATS, PROGRAM, evaluate_command
-from hbb2obb.cli.pictures import overlay_options
 from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.format_names import ALL_FORMATS as FORMATS
 
 
 def evaluation_options(function):
@@ -90,38 +82,3 @@ def run_options(function):
 spatial_threshold_option = click.option(
     "--spatial_threshold", type=float, default=0.5, show_default=True,
     help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
-
-
-# The decorators as they stood on the command's function, applied to the body defined in eval.py.
-def _command(function):
-    """Apply the command's arguments and options to ``function``, listed in their order in ``--help``."""
-    for decorator in reversed([
-        multi_value_command({"excluded_classes": int}, name=PROGRAM),
-        click.argument("gt_dir", type=click.Path(path_type=Path)),
-        click.argument("pred_dir", type=click.Path(path_type=Path)),
-        evaluation_options,
-        run_options,
-        click.option("-o", "--output", type=click.Path(path_type=Path),
-                     help="Write the metric dict to FILE (.yaml or .json)."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the metric dict as JSON on stdout instead of the report."),
-        click.option("--require", "requirements", multiple=True, metavar="EXPR",
-                     help="CI gate on any numeric key of the metric dict, e.g. 'avg_iou>=0.85', 'iou_at_90>=0.5', "
-                          "or per class 'Car:avg_iou>=0.85' (name from -mp, or id); exit 1 when any fails, "
-                          "2 when a key or class is unknown. Repeatable."),
-        spatial_threshold_option,
-        click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
-                     help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match."),
-        click.option("--expect_tolerance", type=float, metavar="T",
-                     help="Numbers within T of the golden value match (default 0: exact)."),
-        click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count."),
-        click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame."),
-        detection_options,
-        overlay_options,
-        version_option(PROGRAM),
-    ]):
-        function = decorator(function)
-    return function
-
-
-main = _command(handles_errors(PROGRAM)(evaluate_command))
