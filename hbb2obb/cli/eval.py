@@ -8,10 +8,11 @@ import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option
 from hbb2obb.cli.console import echo_ascii, progress_bar, warn
-from hbb2obb.cli.options import detection_options, evaluation_options, run_options, spatial_threshold_option
+from hbb2obb.cli.options import (detection_options, evaluation_options, passes_settings, run_options,
+                                 spatial_threshold_option)
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.evaluate import evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.frames.pairing import plan_any
@@ -37,15 +38,16 @@ def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar
                                progress=bar.update, plan=plan, detection=detection)
 
 
-def emit_pairs(path, result, gt_dir, label_map, edge_tolerance: float, spatial_threshold: float) -> list:
+def emit_pairs(path, result, gt_dir, label_map) -> list:
     """Write the ``--pairs`` file; returns the warnings met on the way (difficult flags)."""
     from hbb2obb.analysis.cuts import difficult_flags, ground_truth_properties
     from hbb2obb.report.pairs import pair_columns, write_pairs
     from hbb2obb.scoring.overlap_metrics import row_overlap
 
     flags, warnings = difficult_flags(result.table, gt_dir, label_map)
-    properties = ground_truth_properties(result.table, flags, edge_tolerance)
-    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, spatial_threshold)))
+    settings = result.settings
+    properties = ground_truth_properties(result.table, flags, settings.edge_tolerance)
+    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, settings.spatial_threshold)))
     return warnings
 
 
@@ -71,10 +73,9 @@ def emit_pairs(path, result, gt_dir, label_map, edge_tolerance: float, spatial_t
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
-def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-         img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
-         overlay, overlay_size,
-         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
+@passes_settings
+def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
+         overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
          pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
@@ -101,8 +102,6 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         golden = load_golden(expect)
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
-    settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-                            one_to_one, missing_pred, spatial_threshold)
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
     detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf)
@@ -118,7 +117,7 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
                                formats=(gt_format, pred_format), detection=detection)
     warnings = list(result.warnings)
     if pairs_path is not None:
-        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
     warn(PROGRAM, warnings)
     list_values: dict = {}  # the per-pair lists' arrays, for the JSON writer (the lists are not changed below)
     # Only the JSON writer reads the dict (gates read numbers alone): the per-pair lists can stay

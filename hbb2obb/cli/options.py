@@ -1,7 +1,10 @@
-"""The click option groups that the scoring commands (eval, analyze, optimize) share."""
+"""The click option groups that the scoring commands (eval, analyze, optimize) share, and
+:func:`passes_settings`, which turns the matching options into one :class:`EvalSettings`."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from pathlib import Path
 
 import click
@@ -9,6 +12,10 @@ import click
 from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.format_names import ALL_FORMATS as FORMATS
+from hbb2obb.scoring.evaluate import EvalSettings
+
+#: The matching settings; each is the parameter of the option of the same name.
+SETTINGS_NAMES = tuple(field.name for field in dataclasses.fields(EvalSettings))
 
 
 def evaluation_options(function):
@@ -82,3 +89,20 @@ def run_options(function):
 spatial_threshold_option = click.option(
     "--spatial_threshold", type=float, default=0.5, show_default=True,
     help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
+
+
+def passes_settings(function):
+    """Call ``function`` with ``settings``, the :class:`EvalSettings` of the options named in
+    :data:`SETTINGS_NAMES`, in place of those options.
+
+    The command must declare every one of them (:func:`evaluation_options`, :func:`run_options`,
+    :data:`spatial_threshold_option`). Put it under ``handles_errors``: a value out of range is a
+    usage error.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        settings = EvalSettings(**{name: kwargs.pop(name) for name in SETTINGS_NAMES})
+        return function(*args, settings=settings, **kwargs)
+
+    return wrapper
