@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, version_option
-from hbb2obb.cli.console import echo_ascii, progress_bar, warn
+from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import (detection_options, evaluation_options, passes_settings, run_options,
                                  spatial_threshold_option)
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
