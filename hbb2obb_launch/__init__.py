@@ -19,7 +19,6 @@ This module imports nothing heavy: it sits on the start-up path of every command
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
@@ -107,17 +106,7 @@ def _launch(module: str, attribute: str):
     ensure_ours()
     from importlib import import_module
 
-    # Importing a command (numpy, click, ours) creates some 100,000 objects and no garbage
-    # worth collecting, yet the cycle collector would walk them dozens of times: 10-15 ms of
-    # a 10-box evaluation. It is off while the command is imported, then the imported
-    # objects are moved out of its way (gc.freeze), so the run's collections skip them too.
-    gc.disable()
-    try:
-        command = getattr(import_module(module), attribute)
-    finally:
-        gc.enable()
-    gc.freeze()
-    return command()
+    return getattr(import_module(module), attribute)()
 
 
 def convert() -> None:
@@ -127,7 +116,7 @@ def convert() -> None:
 
 def evaluate() -> None:
     """``hbb2obb-eval``."""
-    return _launch("hbb2obb.cli.eval", "run")
+    return _launch("hbb2obb.cli.eval", "main")
 
 
 def analyze() -> None:

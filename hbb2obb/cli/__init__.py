@@ -8,8 +8,8 @@ Importing this package (every console script does, before numpy is loaded) does 
 * checks that the ``hbb2obb`` package around it is ours. This package is also what the reference
   tool's console scripts reach when its install and ours overlap in one environment (they run
   ``from hbb2obb.cli import main_hbb2obb_eval``, and our ``cli/`` package wins over its ``cli.py``
-  module), so the reference's entry-point names resolve to a one-line explanation instead of an
-  ImportError (see :mod:`hbb2obb_launch`).
+  module), so the reference's entry points are defined below, each a one-line explanation
+  instead of an ImportError (see :mod:`hbb2obb_launch`).
 """
 
 import os
@@ -23,7 +23,30 @@ if not any(name in os.environ for name in _THREAD_SETTINGS):
 _ensure_ours()
 
 
-def __getattr__(name: str):
-    if name.startswith("main_hbb2obb"):
-        _reference_command_called(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The console-script targets of the reference tool's seven commands (``hbb2obb.cli:main_hbb2obb_*``).
+def main_hbb2obb():
+    _reference_command_called("main_hbb2obb")
+
+
+def main_hbb2obb_eval():
+    _reference_command_called("main_hbb2obb_eval")
+
+
+def main_hbb2obb_analyze():
+    _reference_command_called("main_hbb2obb_analyze")
+
+
+def main_hbb2obb_optimize():
+    _reference_command_called("main_hbb2obb_optimize")
+
+
+def main_hbb2obb_convert():
+    _reference_command_called("main_hbb2obb_convert")
+
+
+def main_hbb2obb_detect():
+    _reference_command_called("main_hbb2obb_detect")
+
+
+def main_hbb2obb_view():
+    _reference_command_called("main_hbb2obb_view")

@@ -20,11 +20,10 @@ from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
-from hbb2obb.cli.eval_options import evaluation_options, run_options, spatial_threshold_option
+from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, emit_worst_sheets, overlay_options
 from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
@@ -88,11 +87,9 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
-def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-         img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir, worst, baseline_dir,
-         overlay, overlay_size,
-         seed, n_boot, one_to_one, spatial_threshold, missing_pred, jobs, no_bar, gt_format, pred_format,
-         pairs_path):
+@passes_settings
+def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
+         worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -105,10 +102,6 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
-    settings = EvalSettings(excluded_classes=excluded_classes, iou_threshold=iou_threshold,
-                            class_agnostic=class_agnostic, exclude_edge_cases=exclude_edge_cases,
-                            edge_tolerance=edge_tolerance, one_to_one=one_to_one, missing_pred=missing_pred,
-                            spatial_threshold=spatial_threshold)
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
@@ -118,10 +111,10 @@ def main(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, excl
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats)
     warnings = list(result.warnings)
     if pairs_path is not None:
-        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
     flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
     warnings += flag_warnings
-    props = ground_truth_properties(result.table, flags, edge_tolerance)
+    props = ground_truth_properties(result.table, flags, settings.edge_tolerance)
     explicit = hbb_dir is not None
     if not explicit:
         default = Path(gt_dir).resolve().parent / "labels_hbb"

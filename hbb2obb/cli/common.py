@@ -1,16 +1,111 @@
-"""What every command shares: multi-value flags, error mapping, progress bars, warnings.
-
-The parts that need no click live in :mod:`hbb2obb.cli.console` and are re-exported here.
-"""
+"""What every command shares: multi-value flags, error mapping, warnings, progress bars."""
 
 from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
 
 import click
 
 from hbb2obb import __version__
-from hbb2obb.cli.console import (WARNINGS_PER_KIND, echo_ascii, ends_without_teardown, fail,  # noqa: F401
-                                 handles_errors, keep_freed_memory, progress_bar, warn, without_teardown)
 from hbb2obb.cli.reference import reference_only_flag
+from hbb2obb.errors import Hbb2ObbError
+
+WARNINGS_PER_KIND = 20  # beyond this, a warning kind is summarized as a count
+
+
+def fail(program: str, message: str, code: int = 2) -> None:
+    """Print ``program: error: message`` on stderr and exit with ``code``."""
+    click.echo(f"{program}: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(program: str) -> Callable:
+    """Map the toolkit's exceptions to a one-line message and their exit status."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except Hbb2ObbError as exc:
+                fail(program, str(exc), exc.exit_code)
+            except KeyboardInterrupt:
+                fail(program, "interrupted", 130)
+
+        return wrapper
+
+    return decorate
+
+
+def echo_ascii(data) -> None:
+    """Print ASCII ``data`` (bytes, or a list of bytes written one after the other) and a newline
+    on stdout, as ``click.echo(data.decode())`` prints it.
+
+    Written to stdout's byte stream when it has one: ``click.echo`` scans a ``str`` for colour
+    codes and encodes it, which costs ten times more than the writing for a 20 MB metric dict.
+    A stdout without a byte stream (a ``StringIO`` of a caller) gets the text.
+    """
+    pieces = [data] if isinstance(data, bytes) else data
+    stream = sys.stdout
+    binary = getattr(stream, "buffer", None)
+    if binary is None:
+        click.echo(b"".join(pieces).decode("ascii"))
+        return
+    stream.flush()
+    binary.writelines(pieces)
+    binary.write(b"\n")
+    binary.flush()
+
+
+def warn(program: str, warnings) -> None:
+    """``(kind, message)`` warnings on stderr, at most ``WARNINGS_PER_KIND`` of a kind, then a count."""
+    shown: dict[str, int] = {}
+    if not warnings:
+        return
+    for kind, message in warnings:
+        shown[kind] = shown.get(kind, 0) + 1
+        if shown[kind] <= WARNINGS_PER_KIND:
+            click.echo(f"{program}: warning: {message}", err=True)
+    for kind, count in shown.items():
+        if count > WARNINGS_PER_KIND:
+            click.echo(f"{program}: warning: ... and {count - WARNINGS_PER_KIND} more of this kind ({kind})", err=True)
+
+
+class _NoBar:
+    """What :func:`progress_bar` gives when no bar is shown: the calls of a tqdm bar, doing nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def clear(self) -> None:
+        return None
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        return None
+
+
+def progress_bar(total: int, description: str, disable: bool, unit: str = "frame"):
+    """A tqdm bar on stderr; off when asked or when stderr is not a terminal.
+
+    Without a bar tqdm is not even imported: its import (metadata lookup, a lock from
+    multiprocessing) costs more than a small evaluation.
+    """
+    if disable or not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, leave=False)
 
 
 def _parses_as(value_type, token: str) -> bool:

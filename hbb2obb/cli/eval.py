@@ -1,45 +1,27 @@
-"""``hbb2obb-eval GT_DIR PRED_DIR``: score converted OBBs against ground truth (docs/metrics.md §3-4).
-
-This module is what the command does; its click declaration (``--help``, the option groups that
-analyze and optimize share) is :mod:`hbb2obb.cli.eval_options`, imported on first use of
-:data:`main`. The console script (:func:`run`) parses a plain command line itself
-(:mod:`hbb2obb.cli.eval_argv`) and hands anything else to click, so a plain run never imports
-click: 38 million instructions, 7 % of a 10-box run (issue 18).
-"""
+"""``hbb2obb-eval GT_DIR PRED_DIR``: score converted OBBs against ground truth (docs/metrics.md §3-4)."""
 
 from __future__ import annotations
 
-import errno
-import gc
-import sys
 from pathlib import Path
 
-from hbb2obb.cli.console import echo_ascii, ends_without_teardown, handles_errors, progress_bar, warn, without_teardown
-from hbb2obb.cli.pictures import emit_overlays, overlay_frames
+import click
+
+from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.options import (detection_options, evaluation_options, passes_settings, run_options,
+                                 spatial_threshold_option)
+from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.evaluate import evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.io.format_names import ALL_FORMATS as FORMATS  # not label_sets: a plain run reads none of its formats
 from hbb2obb.report.serialize import metrics_json_pieces, write_metrics
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
 # they are used: a plain `--json` run needs none of them, and every module costs start-up.
 
 PROGRAM = "hbb2obb-eval"
-
-#: Names defined by :mod:`hbb2obb.cli.eval_options` (click), found here as before.
-_CLICK_NAMES = frozenset({"main", "evaluation_options", "run_options", "detection_options", "spatial_threshold_option"})
-
-
-def __getattr__(name: str):
-    if name not in _CLICK_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from hbb2obb.cli import eval_options
-
-    return getattr(eval_options, name)
 
 
 def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
@@ -55,22 +37,44 @@ def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar
                                progress=bar.update, plan=plan, detection=detection)
 
 
-def emit_pairs(path, result, gt_dir, label_map, edge_tolerance: float, spatial_threshold: float) -> list:
+def emit_pairs(path, result, gt_dir, label_map) -> list:
     """Write the ``--pairs`` file; returns the warnings met on the way (difficult flags)."""
     from hbb2obb.analysis.cuts import difficult_flags, ground_truth_properties
     from hbb2obb.report.pairs import pair_columns, write_pairs
     from hbb2obb.scoring.overlap_metrics import row_overlap
 
     flags, warnings = difficult_flags(result.table, gt_dir, label_map)
-    properties = ground_truth_properties(result.table, flags, edge_tolerance)
-    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, spatial_threshold)))
+    settings = result.settings
+    properties = ground_truth_properties(result.table, flags, settings.edge_tolerance)
+    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, settings.spatial_threshold)))
     return warnings
 
 
-def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-         img_width, img_height, img_source, map_path, one_to_one, missing_pred, output, as_json, requirements,
-         overlay, overlay_size,
-         spatial_threshold, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
+@multi_value_command({"excluded_classes": int}, name=PROGRAM)
+@click.argument("gt_dir", type=click.Path(path_type=Path))
+@click.argument("pred_dir", type=click.Path(path_type=Path))
+@evaluation_options
+@run_options
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the metric dict to FILE (.yaml or .json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
+@click.option("--require", "requirements", multiple=True, metavar="EXPR",
+              help="CI gate on any numeric key of the metric dict, e.g. 'avg_iou>=0.85', 'iou_at_90>=0.5', "
+                   "or per class 'Car:avg_iou>=0.85' (name from -mp, or id); exit 1 when any fails, "
+                   "2 when a key or class is unknown. Repeatable.")
+@spatial_threshold_option
+@click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
+              help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match.")
+@click.option("--expect_tolerance", type=float, metavar="T",
+              help="Numbers within T of the golden value match (default 0: exact).")
+@click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
+@click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
+@detection_options
+@overlay_options
+@version_option(PROGRAM)
+@handles_errors(PROGRAM)
+@passes_settings
+def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
+         overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
          pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
@@ -97,8 +101,6 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
         golden = load_golden(expect)
     if output is not None and output.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
-    settings = EvalSettings(excluded_classes, iou_threshold, class_agnostic, exclude_edge_cases, edge_tolerance,
-                            one_to_one, missing_pred, spatial_threshold)
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
     detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf)
@@ -114,7 +116,7 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
                                formats=(gt_format, pred_format), detection=detection)
     warnings = list(result.warnings)
     if pairs_path is not None:
-        warnings += emit_pairs(pairs_path, result, gt_dir, label_map, edge_tolerance, spatial_threshold)
+        warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
     warn(PROGRAM, warnings)
     list_values: dict = {}  # the per-pair lists' arrays, for the JSON writer (the lists are not changed below)
     # Only the JSON writer reads the dict (gates read numbers alone): the per-pair lists can stay
@@ -133,8 +135,6 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
     if as_json:
         echo_ascii(metrics_json_pieces(metrics, list_values))
     else:
-        import click  # the text report is written as click writes it
-
         from hbb2obb.report.detection_report import render_detection
         from hbb2obb.report.eval_report import render_report, render_unmatched
 
@@ -147,8 +147,6 @@ def evaluate_command(gt_dir, pred_dir, excluded_classes, iou_threshold, class_ag
     if plots is not None:
         write_detection_figures(result, metrics, label_map, plots)
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    if outcomes or golden is not None:
-        import click
     for gate, passed, value in outcomes:
         click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
     golden_failed = False
@@ -176,47 +174,5 @@ def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> N
         raise InputError(f"--plots {folder}: cannot write the figures ({exc.strerror or exc})") from exc
 
 
-def _plain_main(arguments: dict) -> None:
-    """Run the command on arguments :func:`~hbb2obb.cli.eval_argv.plain_arguments` parsed, as click's
-    standalone mode would run it: a closed pipe ends it with status 1, an interrupt with "Aborted!"."""
-    try:
-        handles_errors(PROGRAM)(evaluate_command)(**arguments)
-    except OSError as exc:
-        if exc.errno != errno.EPIPE:
-            raise
-        from click.utils import PacifyFlushWrapper
-
-        sys.stdout = PacifyFlushWrapper(sys.stdout)
-        sys.stderr = PacifyFlushWrapper(sys.stderr)
-        sys.exit(1)
-    except (EOFError, KeyboardInterrupt):
-        import click
-
-        click.echo(file=sys.stderr)
-        click.echo("Aborted!", file=sys.stderr)
-        sys.exit(1)
-
-
-def run() -> None:
-    """The console script: ends without freeing the run's objects one by one (:func:`without_teardown`).
-
-    A command line :func:`~hbb2obb.cli.eval_argv.plain_arguments` reads is run without click;
-    any other (``--help``, ``--version``, a repeated or unknown flag, a value click would reject)
-    goes to the click command, which prints and exits exactly as it always did.
-    """
-    from hbb2obb.cli.eval_argv import plain_arguments  # here: analyze and optimize import this module too
-
-    arguments = plain_arguments(sys.argv[1:])
-    if arguments is not None:
-        return ends_without_teardown(lambda: _plain_main(arguments))()
-    gc.disable()  # as hbb2obb_launch does while a command is imported
-    try:
-        from hbb2obb.cli.eval_options import main as command
-    finally:
-        gc.enable()
-    gc.freeze()
-    return without_teardown(command)()
-
-
 if __name__ == "__main__":
-    run()
+    main()

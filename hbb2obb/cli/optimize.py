@@ -17,7 +17,7 @@ from hbb2obb.sweep.benchmark import (DEFAULT_MISSING_PRED, RunSpec, default_conv
                                load_benchmark, mean_point_seconds, plan_run, render_benchmark_folder,
                                render_run_folder, run_folders, select_runs)
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.cli.eval_options import evaluation_options
+from hbb2obb.cli.options import evaluation_options
 from hbb2obb.sweep.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_client, describe_cluster, parse_scheduler,
                                    require_distributed, with_absolute_paths)
 from hbb2obb.errors import UsageError

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from hbb2obb.cli.console import progress_bar, warn
+import click
+
+from hbb2obb.cli.common import progress_bar, warn
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.plotting import OVERLAY_SIZE
 
 
 def overlay_options(function):
     """Add ``--overlay DIR`` and ``--overlay_size PX`` to a command."""
-    import click  # only where a click command is built: hbb2obb-eval's plain run needs none (cli/eval.py)
-
     function = click.option("--overlay_size", type=click.IntRange(min=64), default=OVERLAY_SIZE, show_default=True,
                             metavar="PX", help="Long side of each overlay JPEG in pixels.")(function)
     return click.option("--overlay", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
@@ -34,8 +34,6 @@ def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[P
     default = Path(gt_dir).resolve().parent / "images"
     if not default.is_dir():
         raise UsageError(f"--overlay needs the frames: give -i/--img_source IMAGES ({default} not found)")
-    import click
-
     click.echo(f"{program}: frames from {default} (the default beside GT_DIR; -i chooses others)", err=True)
     return default
 
@@ -50,8 +48,6 @@ def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path]
         run = write_overlays(table, img_source, overlay, size, progress=bar.update)
     warn(program, run.warnings())
     skipped = f" ({len(run.skipped)} frames without a readable image skipped)" if run.skipped else ""
-    import click
-
     click.echo(f"{program}: wrote {len(run.written)} overlays to {overlay}{skipped}", err=True)
 
 

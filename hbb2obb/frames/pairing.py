@@ -7,9 +7,7 @@ becomes a :class:`FrameSpec`. Loading the frames of a plan is :mod:`hbb2obb.fram
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import itertools
 import operator
 import os
@@ -192,25 +190,7 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         ground-truth label file that is a broken symbolic link, two files of one frame
         (``a.txt`` and ``a.TXT``).
     """
-    with _collector_paused():
-        return _plan_frames(Path(gt_dir), Path(pred_dir), missing_pred, gt_format, pred_format, label_map, sizes)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """The cyclic garbage collector off while a plan is built (and back as it was after).
-
-    Pairing 100,000 frames makes 100,000 small tuples that hold no cycles, and each few
-    hundred of them set off a collection that walks every object the process holds: a
-    quarter of the pairing's time, for nothing.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return _plan_frames(Path(gt_dir), Path(pred_dir), missing_pred, gt_format, pred_format, label_map, sizes)
 
 
 def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pred_format, label_map, sizes, *,
@@ -315,8 +295,7 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     """
     gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
     task1 = pred_format is None and gt_format in (None, "yolo", "dota") and pred_dir.is_dir()
-    with _collector_paused():
-        return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1)
+    return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1)
 
 
 def _is_submission(gt_files: dict, pred_files: dict) -> bool:

@@ -76,14 +76,25 @@ class RunSpec:
 
     def eval_spec(self) -> EvalSpec:
         e = self.evaluation
-        missing_pred = e.get("missing_pred", DEFAULT_MISSING_PRED)
-        if missing_pred not in MISSING_PRED_POLICIES:
-            raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {missing_pred!r}")
-        settings = EvalSettings(tuple(e.get("excluded_classes") or ()), float(e.get("iou_threshold", 0.1)),
-                                bool(e.get("class_agnostic", False)), bool(e.get("exclude_edge_cases", False)),
-                                float(e.get("edge_tolerance", 1.0)), bool(e.get("one_to_one", False)), missing_pred)
         map_path = e.get("map_path")
-        return EvalSpec(settings, e.get("img_width"), e.get("img_height"), None if map_path is None else Path(map_path))
+        return EvalSpec(eval_settings(e), e.get("img_width"), e.get("img_height"),
+                        None if map_path is None else Path(map_path))
+
+
+def eval_settings(evaluation: dict) -> EvalSettings:
+    """The matching settings of a run's ``evaluation`` mapping: its keys as a benchmark file spells
+    them (``hbb2obb-optimize`` builds the same mapping from its flags). YAML numbers are read as the
+    settings' types (``iou_threshold: 0`` is 0.0); an absent key takes the sweep's default."""
+    e = evaluation
+    missing_pred = e.get("missing_pred", DEFAULT_MISSING_PRED)
+    if missing_pred not in MISSING_PRED_POLICIES:
+        raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {missing_pred!r}")
+    return EvalSettings(excluded_classes=tuple(e.get("excluded_classes") or ()),
+                        iou_threshold=float(e.get("iou_threshold", 0.1)),
+                        class_agnostic=bool(e.get("class_agnostic", False)),
+                        exclude_edge_cases=bool(e.get("exclude_edge_cases", False)),
+                        edge_tolerance=float(e.get("edge_tolerance", 1.0)),
+                        one_to_one=bool(e.get("one_to_one", False)), missing_pred=missing_pred)
 
 
 def plan_run(spec: RunSpec, inputs: SweepInputs, output_folder: Path) -> SweepPlan:

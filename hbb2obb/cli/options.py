@@ -1,22 +1,21 @@
-"""The click command of ``hbb2obb-eval`` and the option groups eval, analyze and optimize share.
-
-:mod:`hbb2obb.cli.eval` holds what the command does and parses a plain command line itself
-(:mod:`hbb2obb.cli.eval_argv`); this module, and click with it, is imported only for the rest:
-``--help``, ``--version``, a usage error, a flag the plain parser leaves to click, and every
-caller of :data:`main` (tests, ``analyze``, ``optimize``).
-"""
+"""The click option groups that the scoring commands (eval, analyze, optimize) share, and
+:func:`passes_settings`, which turns the matching options into one :class:`EvalSettings`."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from pathlib import Path
 
 import click
 
-from hbb2obb.cli.common import handles_errors, multi_value_command, version_option
-from hbb2obb.cli.eval import FORMATS, PROGRAM, evaluate_command
-from hbb2obb.cli.pictures import overlay_options
 from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.format_names import ALL_FORMATS as FORMATS
+from hbb2obb.scoring.evaluate import EvalSettings
+
+#: The matching settings; each is the parameter of the option of the same name.
+SETTINGS_NAMES = tuple(field.name for field in dataclasses.fields(EvalSettings))
 
 
 def evaluation_options(function):
@@ -92,36 +91,18 @@ spatial_threshold_option = click.option(
     help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
 
 
-# The decorators as they stood on the command's function, applied to the body defined in eval.py.
-def _command(function):
-    """Apply the command's arguments and options to ``function``, listed in their order in ``--help``."""
-    for decorator in reversed([
-        multi_value_command({"excluded_classes": int}, name=PROGRAM),
-        click.argument("gt_dir", type=click.Path(path_type=Path)),
-        click.argument("pred_dir", type=click.Path(path_type=Path)),
-        evaluation_options,
-        run_options,
-        click.option("-o", "--output", type=click.Path(path_type=Path),
-                     help="Write the metric dict to FILE (.yaml or .json)."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the metric dict as JSON on stdout instead of the report."),
-        click.option("--require", "requirements", multiple=True, metavar="EXPR",
-                     help="CI gate on any numeric key of the metric dict, e.g. 'avg_iou>=0.85', 'iou_at_90>=0.5', "
-                          "or per class 'Car:avg_iou>=0.85' (name from -mp, or id); exit 1 when any fails, "
-                          "2 when a key or class is unknown. Repeatable."),
-        spatial_threshold_option,
-        click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
-                     help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match."),
-        click.option("--expect_tolerance", type=float, metavar="T",
-                     help="Numbers within T of the golden value match (default 0: exact)."),
-        click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count."),
-        click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame."),
-        detection_options,
-        overlay_options,
-        version_option(PROGRAM),
-    ]):
-        function = decorator(function)
-    return function
+def passes_settings(function):
+    """Call ``function`` with ``settings``, the :class:`EvalSettings` of the options named in
+    :data:`SETTINGS_NAMES`, in place of those options.
 
+    The command must declare every one of them (:func:`evaluation_options`, :func:`run_options`,
+    :data:`spatial_threshold_option`). Put it under ``handles_errors``: a value out of range is a
+    usage error.
+    """
 
-main = _command(handles_errors(PROGRAM)(evaluate_command))
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        settings = EvalSettings(**{name: kwargs.pop(name) for name in SETTINGS_NAMES})
+        return function(*args, settings=settings, **kwargs)
+
+    return wrapper
