@@ -7,7 +7,6 @@ from typing import Optional
 
 import numpy as np
 
-from hbb2obb.scoring.order_stats import median, median_and_percentile
 from hbb2obb.scoring.overlap_metrics import paired_statistics
 
 IOU_LADDER = (0.50, 0.75, 0.85, 0.90)
@@ -49,17 +48,16 @@ def pair_statistics(ious, angle_errors) -> dict:
         zero["iou_fractions"] = iou_fractions(ious)
         return zero
     std = float(np.std(ious))
-    median_angle, p90_angle = median_and_percentile(angles, 90)  # one partition for both
     return {
         "avg_iou": float(np.mean(ious)),
         "std_iou": std,
         "sem_iou": std / math.sqrt(n),
-        "median_iou": median(ious),
+        "median_iou": float(np.median(ious)),
         "iou_fractions": iou_fractions(ious),
         "avg_angle_error": float(np.mean(angles)),
         "std_angle_error": float(np.std(angles)),
-        "median_angle_error": median_angle,
-        "p90_angle_error": p90_angle,
+        "median_angle_error": float(np.median(angles)),
+        "p90_angle_error": float(np.percentile(angles, 90)),
     }
 
 

@@ -15,7 +15,7 @@ import contextlib, io, json, sys
 from hbb2obb.cli.eval import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     main.main(sys.argv[1:], standalone_mode=False)
-heavy = ("numpy.ma", "tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
+heavy = ("tqdm", "yaml", "matplotlib", "PIL", "dask", "shapely", "pandas", "scipy", "cv2", "fractions",
          "xml.etree.ElementTree", "csv", "hbb2obb.gates.golden", "hbb2obb.gates.require",
          # the readers of other formats and of DOTA Task1 submissions: a folder of .txt files reads none
          "hbb2obb.io.label_sets", "hbb2obb.io.coco", "hbb2obb.io.labelme", "hbb2obb.io.dota_task1",
