@@ -7,7 +7,7 @@ The keys and their order are the reference's, with ours after them; :class:`Eval
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.metrics import class_statistics, pair_statistics
@@ -17,15 +17,8 @@ if TYPE_CHECKING:  # the result type lives with the step that makes it
     from hbb2obb.scoring.evaluate import EvaluationResult
 
 
-def summarize(result: "EvaluationResult", list_values: Optional[dict] = None, per_pair_lists: bool = True) -> dict:
-    """The metric dict of docs/metrics.md §3 from an accumulated run.
-
-    ``list_values``: filled with the arrays of the per-pair lists, as
-    :func:`~hbb2obb.scoring.metrics.class_statistics` describes, for
-    :func:`~hbb2obb.report.serialize.metrics_json_bytes`. ``per_pair_lists=False``: the
-    per-pair lists stay :class:`~hbb2obb.scoring.metrics.PerPairArray`, for a caller that only
-    writes the dict by :func:`~hbb2obb.report.serialize.metrics_json_pieces` (the same bytes).
-    """
+def summarize(result: "EvaluationResult") -> dict:
+    """The metric dict of docs/metrics.md §3 from an accumulated run."""
     table, settings, health = result.table, result.settings, result.health
     matched = table.matched
     metrics = {
@@ -43,7 +36,7 @@ def summarize(result: "EvaluationResult", list_values: Optional[dict] = None, pe
     metrics.update(pair_statistics(table.iou[matched], table.angle_error[matched]))
     overlap = row_overlap(table, settings.spatial_threshold)
     metrics.update(overlap_statistics(overlap))
-    metrics["class_stats"] = class_statistics(table, overlap, list_values, per_pair_lists)
+    metrics["class_stats"] = class_statistics(table, overlap)
     metrics.update(
         class_agnostic=bool(settings.class_agnostic),
         exclude_edge_cases=bool(settings.exclude_edge_cases),
