@@ -21,7 +21,7 @@ from hbb2obb.scoring.evaluate import EvalSettings, MatchTable
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
 from hbb2obb.io import read_yolo_hbb, scale_to_pixels
 from hbb2obb.io.text import looks_normalized
-from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.detection.matching import match_pairs
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.detection.evaluate import DetectionEval
-from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.detection.matching import match_pairs
 
 # match_pairs keeps pairs strictly above its threshold; "IoU at least 0.5" is "above the float just below".
 _AT_LEAST_HALF = float(np.nextafter(0.5, 0.0))

@@ -13,7 +13,7 @@ from hbb2obb.converters import get_converter
 from hbb2obb.converters.image.converter import ImageConverter, convert_boxes, convert_frame, validate_parameters
 from hbb2obb.converters.image.fit import dominant_axis, fit_rectangle, rough_sides
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import evaluate_obb
+from hbb2obb.scoring.metric_dict import evaluate_obb
 from conftest import rotated_rect, shapely_iou as iou
 
 

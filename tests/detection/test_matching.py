@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hbb2obb.scoring.matching import match_pairs
+from hbb2obb.detection.matching import match_pairs
 
 
 def run(pairs, n_gt, n_pred, threshold=0.1, one_to_one=False):
