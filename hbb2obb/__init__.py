@@ -23,7 +23,7 @@ _EXPORTS = {
     "UsageError": "hbb2obb.errors",
     "calculate_obb_iou": "hbb2obb.geometry",
     "orientation_error": "hbb2obb.geometry",
-    "evaluate_obb": "hbb2obb.scoring.evaluate",
+    "evaluate_obb": "hbb2obb.scoring.metric_dict",
 }
 
 __all__ = sorted(["__version__", *_EXPORTS])

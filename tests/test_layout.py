@@ -73,7 +73,6 @@ def test_every_module_imports_on_its_own():
     assert proc.stdout.strip() == ""
 
 
-@pytest.mark.xfail(strict=True, reason="scoring.evaluate <-> metric_dict <-> run_warnings: removed on a branch not yet merged")
 def test_no_module_imports_itself_through_others():
     """No import cycle between modules of any kind: grimp sees imports inside functions and under
     ``TYPE_CHECKING`` too, which a cycle test by importing each module alone cannot."""

@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 
 from hbb2obb.converters import get_converter
-from hbb2obb.scoring.evaluate import evaluate_obb
+from hbb2obb.scoring.metric_dict import evaluate_obb
 
 #: The frame of each sample that no tuning loop ever saw (decided before tuning started).
 HELD_OUT = {"dota-sample": "P1888", "songdo-sample": "04433"}

@@ -32,7 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hbb2obb.scoring.evaluate import Hbb2ObbWarning, evaluate_obb  # noqa: E402
+from hbb2obb.scoring.evaluate import Hbb2ObbWarning  # noqa: E402
+from hbb2obb.scoring.metric_dict import evaluate_obb  # noqa: E402
 
 REFERENCE_DRIVER = """
 import json, sys, types

@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.frames.loading import touches_edge
 from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_lengths
 from hbb2obb.io import read_dota, read_obb_labels
@@ -432,7 +433,7 @@ def analyze(result: EvaluationResult, props: GroundTruthProperties, label_map: O
     """
     table = result.table
     controlled = props.controlled
-    metrics = result.metrics
+    metrics = summarize(result)
     overlap = row_overlap(table, result.settings.spatial_threshold)
     ratio_rows = controlled.copy()
     if boundary_classes:

@@ -16,7 +16,7 @@ from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io import ImageSizes, load_label_map
-from hbb2obb.report.serialize import metrics_json_pieces, write_metrics
+from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
 # they are used: a plain `--json` run needs none of them, and every module costs start-up.
@@ -118,11 +118,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
     warn(PROGRAM, warnings)
-    list_values: dict = {}  # the per-pair lists' arrays, for the JSON writer (the lists are not changed below)
-    # Only the JSON writer reads the dict (gates read numbers alone): the per-pair lists can stay
-    # arrays, written as the lists would be, without a Python float per pair.
-    json_only = as_json and output is None and plots is None and golden is None
-    metrics = summarize(result, list_values, per_pair_lists=not json_only)
+    metrics = summarize(result)
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
     outcomes = []
@@ -133,7 +129,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
-        echo_ascii(metrics_json_pieces(metrics, list_values))
+        echo_ascii(metrics_json_bytes(metrics))
     else:
         from hbb2obb.report.detection_report import render_detection
         from hbb2obb.report.eval_report import render_report, render_unmatched

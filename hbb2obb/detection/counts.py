@@ -20,7 +20,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.detection.evaluate import DetectionEval
 from hbb2obb.geometry.matching import match_pairs
-from hbb2obb.scoring.order_stats import positions_in
 
 # match_pairs keeps pairs strictly above its threshold; "IoU at least 0.5" is "above the float just below".
 _AT_LEAST_HALF = float(np.nextafter(0.5, 0.0))
@@ -149,8 +148,8 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
                               one_to_one=True, with_best=False)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
     n = len(classes)
-    gt_class = positions_in(gt.class_id, classes)  # every id is one of the classes: a table lookup
-    pred_class = positions_in(pred.class_id, classes)
+    gt_class = np.searchsorted(classes, gt.class_id)  # every id is one of the classes
+    pred_class = np.searchsorted(classes, pred.class_id)
     paired = matches.matched & ~difficult
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True

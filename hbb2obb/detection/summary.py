@@ -16,7 +16,6 @@ import numpy as np
 from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
 from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
-from hbb2obb.scoring.order_stats import distinct
 
 COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
 """The COCO rule's keys; ``mar_<max_dets>`` (``mar_100`` by default) follows them."""
@@ -62,7 +61,7 @@ def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
     gt, pred = table.gt, table.pred
     if pairs is None:
         pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    classes = distinct(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)  # np.union1d imports numpy.ma
+    classes = np.unique(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)
     if pred.score is None:
         overall, matches = unscored_counts_and_matches(gt, pred, pairs)
         confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)

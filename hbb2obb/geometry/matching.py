@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 import numpy as np
-
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Three steps, as in COCOeval: :func:`evaluate_frames` loads and matches frames (in chunks, so the
 IoU of many frames' candidate pairs is computed in one vectorized call, optionally in several
 processes), :class:`MatchTable` accumulates every ground-truth box and prediction with its
-match, and :func:`~hbb2obb.scoring.metric_dict.summarize` turns the table into the metric dict.
-Analysis cuts are masks over the same table.
+match, and :func:`~hbb2obb.scoring.metric_dict.summarize` (a module above this one) turns the
+table into the metric dict. Analysis cuts are masks over the same table.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import collections
 import functools
 import itertools
 import os
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
@@ -26,11 +24,10 @@ from hbb2obb.frames.batches import read_frame_batches
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES, FramePlan, plan_any
 from hbb2obb.frames.loading import FrameHealth, load_frames
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
-from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io import ImageSizes
 from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
 from hbb2obb.geometry.matching import match_pairs
 from hbb2obb.geometry.exact import settle_ties
-from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD
 from hbb2obb.scoring.run_warnings import run_warnings
@@ -40,7 +37,7 @@ CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames wh
 
 
 class Hbb2ObbWarning(UserWarning):
-    """Issued by :func:`evaluate_obb` for what the command line prints on stderr."""
+    """Issued by :func:`~hbb2obb.scoring.metric_dict.evaluate_obb` for what the command line prints on stderr."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,8 @@ class MatchTable:
 class EvaluationResult:
     """What one evaluation produced: the table, the input health and the warnings.
 
-    ``warnings`` holds ``(kind, message)`` pairs in a fixed order, whatever ``jobs`` was.
+    ``warnings`` holds ``(kind, message)`` pairs in a fixed order, whatever ``jobs`` was. Its
+    metric dict is :func:`~hbb2obb.scoring.metric_dict.summarize`'s.
     """
 
     table: MatchTable
@@ -117,10 +115,6 @@ class EvaluationResult:
     detection: Optional[DetectionParams] = None
     pairs: Optional[tuple] = None  # (gt, pred, iou) of every same-frame pair with positive IoU, with detection
     label_map: Optional[dict] = None
-
-    @property
-    def metrics(self) -> dict:
-        return summarize(self)
 
     @functools.cached_property
     def detection_summary(self):
@@ -363,7 +357,7 @@ def evaluate_frames(
     pairs = _join_pairs(chunks)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
                               label_map=label_map or None)
-    result.warnings.extend(run_warnings(result, sizes))
+    result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None))
     return result
 
 
@@ -393,84 +387,3 @@ def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, l
             if progress:
                 progress(len(item[0]))
     return chunks, health
-
-
-def evaluate_obb(
-    gt_dir,
-    pred_dir,
-    excluded_classes=None,
-    iou_threshold: float = 0.1,
-    class_agnostic: bool = False,
-    exclude_edge_cases: bool = False,
-    edge_tolerance: float = 1,
-    img_width: Optional[float] = None,
-    img_height: Optional[float] = None,
-    debug: bool = False,
-    no_bar: bool = True,
-    *,
-    img_source=None,
-    map_path=None,
-    one_to_one: bool = False,
-    missing_pred: str = "skip",
-    jobs: int = 1,
-    spatial_threshold: float = DEFAULT_SPATIAL_THRESHOLD,
-    detection: bool = True,
-    ap_rule: str = "voc07",
-    conf: Optional[float] = None,
-    max_dets: int = 100,
-    gt_format: Optional[str] = None,
-    pred_format: Optional[str] = None,
-) -> dict:
-    """Score the OBBs in ``pred_dir`` against the ground truth in ``gt_dir``.
-
-    Either side may be in any label format (``gt_format``/``pred_format``: ``yolo dota voc coco
-    labelme``, detected when omitted; a COCO side is its ``.json`` file).
-
-    The positional parameters are those of the reference tool's ``evaluate_obb``, so existing
-    calls keep working; ``debug`` and ``no_bar`` are accepted and have no effect here (the
-    command line prints; this function only computes). Warnings are issued as
-    :class:`Hbb2ObbWarning`. ``detection``, ``ap_rule``, ``conf`` and ``max_dets`` are the
-    detection metrics' settings, as ``hbb2obb-eval`` takes them (``detection=False``:
-    ``--no_detection``).
-
-    Returns
-    -------
-    dict
-        The metric dict of docs/metrics.md §3: counts, IoU and angle statistics, ``class_stats`` per
-        ground-truth class, the settings, and the input-health counters.
-
-    Raises
-    ------
-    hbb2obb.errors.Hbb2ObbError
-        A missing folder, a broken ground-truth line (``file:line``), bad settings.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> for sub, line in (("gt", "0 0 0 10 0 10 5 0 5"), ("pred", "0 1 0 11 0 11 5 1 5")):
-    ...     (root / sub).mkdir()
-    ...     _ = (root / sub / "f.txt").write_text(line + "\\n")
-    >>> m = evaluate_obb(root / "gt", root / "pred")
-    >>> m["total_matches"], round(m["avg_iou"], 4)
-    (1, 0.8182)
-    """
-    del debug, no_bar
-    settings = EvalSettings(
-        excluded_classes=tuple(excluded_classes or ()),
-        iou_threshold=iou_threshold,
-        class_agnostic=class_agnostic,
-        exclude_edge_cases=exclude_edge_cases,
-        edge_tolerance=edge_tolerance,
-        one_to_one=one_to_one,
-        missing_pred=missing_pred,
-        spatial_threshold=spatial_threshold,
-    )
-    sizes = ImageSizes(img_source, img_width, img_height)
-    label_map = load_label_map(map_path)
-    params = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf) if detection else None
-    result = evaluate_frames(Path(gt_dir), Path(pred_dir), settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                             detection=params, gt_format=gt_format, pred_format=pred_format)
-    for _, message in result.warnings:
-        warnings.warn(message, Hbb2ObbWarning, stacklevel=2)
-    return result.metrics

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
-from hbb2obb.scoring.order_stats import median, median_and_percentile
 from hbb2obb.scoring.overlap_metrics import paired_statistics
 
 IOU_LADDER = (0.50, 0.75, 0.85, 0.90)
@@ -49,55 +47,20 @@ def pair_statistics(ious, angle_errors) -> dict:
         zero["iou_fractions"] = iou_fractions(ious)
         return zero
     std = float(np.std(ious))
-    median_angle, p90_angle = median_and_percentile(angles, 90)  # one partition for both
     return {
         "avg_iou": float(np.mean(ious)),
         "std_iou": std,
         "sem_iou": std / math.sqrt(n),
-        "median_iou": median(ious),
+        "median_iou": float(np.median(ious)),
         "iou_fractions": iou_fractions(ious),
         "avg_angle_error": float(np.mean(angles)),
         "std_angle_error": float(np.std(angles)),
-        "median_angle_error": median_angle,
-        "p90_angle_error": p90_angle,
+        "median_angle_error": float(np.median(angles)),
+        "p90_angle_error": float(np.percentile(angles, 90)),
     }
 
 
-class PerPairArray:
-    """A per-pair list of the metric dict (``ious``, ``angle_errors``, ``iou_values``) kept as its array.
-
-    Making the lists (``array.tolist()``: a Python float per pair, 520,000 at Songdo scale) is a
-    sixth of the statistics' time and most of their fresh pages; a command that only writes the
-    dict as JSON (``hbb2obb-eval --json``) never reads them, and the JSON writer writes them from
-    their arrays anyway (:func:`~hbb2obb.report.serialize.metrics_json_pieces`). So
-    :func:`class_statistics` can leave them as this, for such a caller alone
-    (``per_pair_lists=False``). It is deliberately not a sequence: code that would read it as a
-    list (``json.dumps``, YAML, a report) fails loudly instead of seeing wrong numbers.
-
-    Examples
-    --------
-    >>> values = PerPairArray(np.array([0.5, 0.25]))
-    >>> len(values), values.tolist()
-    (2, [0.5, 0.25])
-    """
-
-    __slots__ = ("values",)
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.values = values
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def tolist(self) -> list:
-        """The list the metric dict would hold."""
-        return self.values.tolist()
-
-    def __repr__(self) -> str:
-        return f"PerPairArray({len(self.values)} values)"
-
-
-def class_statistics(table, overlap, list_values: Optional[dict] = None, per_pair_lists: bool = True) -> dict:
+def class_statistics(table, overlap) -> dict:
     """``class_stats`` of the metric dict: one entry per class seen on either side, by class id.
 
     Each entry holds ``gt_total, pred_total, matches``, the :func:`pair_statistics` and the
@@ -113,14 +76,6 @@ def class_statistics(table, overlap, list_values: Optional[dict] = None, per_pai
         An accumulated run (:attr:`EvaluationResult.table`).
     overlap : RowOverlap
         :func:`~hbb2obb.scoring.overlap_metrics.row_overlap` of the same table.
-    list_values : dict, optional
-        Filled with ``{id(list): (list, float64 array)}`` for every per-pair list made here (the
-        array the list was made from), so :func:`~hbb2obb.report.serialize.metrics_json_bytes`
-        can write the lists from their arrays without reading them back item by item.
-    per_pair_lists : bool
-        ``False``: leave ``ious``, ``angle_errors`` and ``iou_values`` as :class:`PerPairArray`
-        (for a caller that only writes the dict with the JSON writer); ``list_values`` is then
-        not filled.
 
     Returns
     -------
@@ -165,18 +120,12 @@ def class_statistics(table, overlap, list_values: Optional[dict] = None, per_pai
             giou, diou, ciou, offset = giou[paired], diou[paired], ciou[paired], offset[paired]
         stats.update(paired_statistics(giou, diou, ciou, offset))
         stats["spatial_match"] = float(int(passed[index]) / stats["gt_total"]) if stats["gt_total"] else 0.0
-        if per_pair_lists:
-            stats["ious"], stats["angle_errors"] = iou.tolist(), angle.tolist()
-        else:  # the keys in their places, the arrays for the JSON writer
-            stats["ious"], stats["angle_errors"] = PerPairArray(iou), PerPairArray(angle)
+        stats["ious"], stats["angle_errors"] = iou.tolist(), angle.tolist()
         # The reference tool's own keys, so scripts written for its dict keep working: iou_sum is
         # added up one pair after the other as it does (cumsum: no pairwise or compensated sum).
         stats["iou_sum"] = float(np.cumsum(iou)[-1]) if len(iou) else 0.0
         # a copy: a shared list would be a YAML alias
-        stats["iou_values"] = list(stats["ious"]) if per_pair_lists else PerPairArray(iou)
-        if list_values is not None and per_pair_lists:
-            for key, values in (("ious", iou), ("angle_errors", angle), ("iou_values", iou)):
-                list_values[id(stats[key])] = (stats[key], values)
+        stats["iou_values"] = list(stats["ious"])
         class_stats[int(class_id)] = stats
     return class_stats
 

@@ -20,7 +20,6 @@ from typing import Optional
 import numpy as np
 
 from hbb2obb.geometry.distance import DistanceIoU, indexed_distance_ious
-from hbb2obb.scoring.order_stats import median
 
 DEFAULT_SPATIAL_THRESHOLD = 0.5
 
@@ -162,6 +161,6 @@ def paired_statistics(giou, diou, ciou, center_offset) -> dict:
     stats = {}
     for name, values in (("giou", giou), ("diou", diou), ("ciou", ciou)):
         stats[f"avg_{name}"] = float(np.mean(values)) if values.size else 0.0
-        stats[f"median_{name}"] = median(values) if values.size else 0.0
+        stats[f"median_{name}"] = float(np.median(values)) if values.size else 0.0
     stats["avg_center_offset"] = float(np.mean(center_offset)) if center_offset.size else 0.0
     return stats

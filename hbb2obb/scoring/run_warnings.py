@@ -9,63 +9,63 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from hbb2obb.frames.loading import FrameHealth
+from hbb2obb.frames.pairing import FramePlan
 from hbb2obb.io import ImageSizes
 
-if TYPE_CHECKING:
-    from hbb2obb.scoring.evaluate import EvaluationResult
 
-
-def run_warnings(result: "EvaluationResult", sizes: ImageSizes) -> list[tuple[str, str]]:
+def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missing_pred: str,
+                 detection: bool) -> list[tuple[str, str]]:
     """What the user must hear about a run's inputs: ``(kind, message)`` pairs in a fixed order.
 
-    The kind lets a printer summarize repeats. Missing and orphan files, broken symbolic links,
+    From the run's pairing, the health of the frames it read, the frame sizes it was given, its
+    ``missing_pred`` policy and whether it computed detection metrics. The kind lets a printer
+    summarize repeats. Missing and orphan files, broken symbolic links,
     broken prediction lines (once per file: its first broken line and how many), mixed or
     normalized coordinates, predictions with and without confidences, and repaired, degenerate
     or concave boxes, in that order. An empty list for a clean run.
     """
-    policy = "scored with no predictions" if result.settings.missing_pred == "empty" else "skipped"
+    policy = "scored with no predictions" if missing_pred == "empty" else "skipped"
     out = [("missing prediction file", f"no prediction file for {p.name}: frame {policy}")
-           for p in result.plan.missing_pred]
+           for p in plan.missing_pred]
     out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")
-            for p in result.plan.orphan_pred]
-    out += [("orphan prediction file", f"{result.plan.pred_source}: detections of image {name} have no "
-             "ground-truth file: not scored") for name in result.plan.orphan_images]
+            for p in plan.orphan_pred]
+    out += [("orphan prediction file", f"{plan.pred_source}: detections of image {name} have no "
+             "ground-truth file: not scored") for name in plan.orphan_images]
     out += [("broken link", f"prediction file {p} is a broken symbolic link: read as missing")
-            for p in result.plan.broken_pred_links]
-    per_file = Counter(problem.path for problem in result.health.problems)
+            for p in plan.broken_pred_links]
+    per_file = Counter(problem.path for problem in health.problems)
     first_of_file: dict = {}  # once per file, in the order files were met: its first broken line
-    for problem in result.health.problems:  # (lines come in the order their checks found them)
+    for problem in health.problems:  # (lines come in the order their checks found them)
         if problem.path not in first_of_file or problem.line < first_of_file[problem.path].line:
             first_of_file[problem.path] = problem
     for path, problem in first_of_file.items():
         count = per_file[path]
         more = f" ({count} broken lines in this file, all skipped)" if count > 1 else " (line skipped)"
         out.append(("broken prediction file", f"{problem}{more}"))
-    sides = result.health.normalized_sides
+    sides = health.normalized_sides
     if "mixed" in sides:
         out.append(("coordinates", "one side's coordinates are normalized to [0, 1] and the other's are absolute "
                     "pixels: give --img_source or --img_width/--img_height to scale them, or the scores mean nothing"))
-    elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in result.plan.frames):
+    elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in plan.frames):
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
-    health = result.health
-    if result.detection is not None and health.scored_pred_files and health.unscored_pred_files:
-        out.append(("confidence", f"{result.health.unscored_pred_files} prediction file(s) have boxes without a "
-                    f"confidence and {result.health.scored_pred_files} have one on every box: AP needs a score "
+    if detection and health.scored_pred_files and health.unscored_pred_files:
+        out.append(("confidence", f"{health.unscored_pred_files} prediction file(s) have boxes without a "
+                    f"confidence and {health.scored_pred_files} have one on every box: AP needs a score "
                     "on every prediction, so it is not computed"))
-    for side, (normalized, pixels) in sorted(result.health.mixed_files.items()):
+    for side, (normalized, pixels) in sorted(health.mixed_files.items()):
         scaled = "normalized files are scaled to pixels" if sizes.known else \
             "give --img_source or --img_width/--img_height to scale the normalized ones"
         out.append(("coordinates", f"the {side} mix normalized and pixel files (normalized: {Path(normalized).name}, "
                     f"pixels: {Path(pixels).name}): {scaled}; check the data set"))
-    if result.health.reordered_boxes:
-        out.append(("geometry", f"{result.health.reordered_boxes} box(es) had corners out of cyclic order "
+    if health.reordered_boxes:
+        out.append(("geometry", f"{health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))
-    if result.health.degenerate_boxes:
-        out.append(("geometry", f"{result.health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
-    if result.health.concave_boxes:
-        out.append(("geometry", f"{result.health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
+    if health.degenerate_boxes:
+        out.append(("geometry", f"{health.degenerate_boxes} box(es) have zero area: they score IoU 0"))
+    if health.concave_boxes:
+        out.append(("geometry", f"{health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
                     "as the polygons they are"))
     return out

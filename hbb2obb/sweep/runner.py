@@ -34,6 +34,7 @@ import yaml
 
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
@@ -237,7 +238,7 @@ def run_grid_point(converter_name: str, converter_options: dict, params: dict, i
         sizes = ImageSizes(image_dir, evaluation.img_width, evaluation.img_height)
         result = evaluate_frames(inputs.gt_dir, out_dir, evaluation.settings, sizes=sizes,
                                  label_map=load_label_map(evaluation.map_path))
-        metrics = result.metrics
+        metrics = summarize(result)
         if metrics.get("skipped_pred_lines"):
             first = result.health.problems[0]
             problems = {"skipped_pred_lines": int(metrics["skipped_pred_lines"]),

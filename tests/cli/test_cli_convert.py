@@ -11,7 +11,7 @@ from PIL import Image
 
 from hbb2obb import __version__
 from hbb2obb.cli.convert import main
-from hbb2obb.scoring.evaluate import evaluate_obb
+from hbb2obb.scoring.metric_dict import evaluate_obb
 
 
 @pytest.fixture(scope="module")

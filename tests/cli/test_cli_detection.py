@@ -148,7 +148,7 @@ def test_no_detection_keeps_the_reference_keys_only(scored):
 
 
 def test_python_api_gives_the_same_detection_keys(scored):
-    from hbb2obb.scoring.evaluate import evaluate_obb
+    from hbb2obb.scoring.metric_dict import evaluate_obb
 
     api = evaluate_obb(scored / "gt", scored / "pred", ap_rule="voc")
     cli = metrics_of(scored / "gt", scored / "pred", "--ap_rule", "voc")

@@ -257,7 +257,7 @@ def test_exclude_edge_cases_prints_the_unmatched_predictions_of_dropped_boxes(wr
 
 
 def test_json_alone_prints_the_bytes_of_the_metric_file(write_labels):
-    """--json alone leaves the per-pair lists as arrays (PerPairArray): the same bytes as -o metrics.json."""
+    """--json alone prints the same bytes as -o metrics.json writes."""
     boxes = range(150)  # more than 64 matches in class 0, a few in class 1, one class with predictions only
     gt = "".join(rect(30 * (i % 30), 30 * (i // 30), 20, 10, cls=int(i % 7 == 0)) + "\n" for i in boxes)
     pred = "".join(rect(30 * (i % 30) + i % 3, 30 * (i // 30), 20, 10, cls=int(i % 7 == 0)) + "\n" for i in boxes)

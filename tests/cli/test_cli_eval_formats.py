@@ -135,7 +135,7 @@ def test_pairs_parquet_reads_back_the_csv_values(write_labels):
 
 
 def test_the_python_api_takes_the_formats_too(sample_dir, songdo_copies):
-    from hbb2obb.scoring.evaluate import evaluate_obb
+    from hbb2obb.scoring.metric_dict import evaluate_obb
 
     pred = sample_dir / "labels_obb_sam_b"
     original = evaluate_obb(sample_dir / "labels_obb_gt", pred, map_path=sample_dir / "classes.yaml")

@@ -301,9 +301,10 @@ def write_frames(root, seed, n_frames=3):
 
 def test_metric_dict_agrees_with_shapely_over_matched_pairs(tmp_path):
     from hbb2obb.scoring.evaluate import evaluate_frames
+    from hbb2obb.scoring.metric_dict import summarize
 
     result = evaluate_frames(*write_frames(tmp_path, 11))
-    table, metrics = result.table, result.metrics
+    table, metrics = result.table, summarize(result)
     rows = np.flatnonzero(table.matched)
     assert 20 < rows.size < len(table.gt)
     pairs = np.array([oracle(table.gt.corners[r], table.pred.corners[table.pred_index[r]], centre="corners")
@@ -320,10 +321,11 @@ def test_metric_dict_agrees_with_shapely_over_matched_pairs(tmp_path):
 
 def test_no_matched_pair_gives_zeros(write_labels):
     from hbb2obb.scoring.evaluate import evaluate_frames
+    from hbb2obb.scoring.metric_dict import summarize
     from hbb2obb.scoring.overlap_metrics import DISTANCE_KEYS
 
     root = write_labels({"gt/a.txt": "0 0 0 10 0 10 10 0 10\n", "pred/a.txt": "0 50 50 60 50 60 60 50 60\n"})
-    metrics = evaluate_frames(root / "gt", root / "pred").metrics
+    metrics = summarize(evaluate_frames(root / "gt", root / "pred"))
     assert {key: metrics[key] for key in DISTANCE_KEYS} == dict.fromkeys(DISTANCE_KEYS, 0.0)
     assert {key: metrics["class_stats"][0][key] for key in DISTANCE_KEYS} == dict.fromkeys(DISTANCE_KEYS, 0.0)
 

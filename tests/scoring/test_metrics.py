@@ -7,7 +7,7 @@ import pytest
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.scoring.evaluate import MatchTable
-from hbb2obb.scoring.metrics import PerPairArray, class_statistics, flat_metric, iou_fractions, pair_statistics
+from hbb2obb.scoring.metrics import class_statistics, flat_metric, iou_fractions, pair_statistics
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics
 
 
@@ -104,36 +104,6 @@ def test_class_statistics_equal_a_mask_per_class(n_gt, n_pred, class_ids, nan_te
     if n_gt > 100:
         assert sum(s["matches"] for s in got.values()) == table.n_matches
         assert any(0 < s["spatial_match"] < 1 for s in got.values())
-
-
-@pytest.mark.parametrize("n_gt, n_pred, class_ids", [(0, 5, [0, 3]), (1, 1, [5]), (500, 400, [-3, 0, 7, 40])])
-def test_class_statistics_without_lists_keep_the_per_pair_arrays(n_gt, n_pred, class_ids):
-    """per_pair_lists=False: the same keys and numbers; the per-pair lists are arrays of their values."""
-    table, overlap = random_table(n_gt + n_pred, n_gt, n_pred, class_ids, True)
-    with_lists, list_values = class_statistics(table, overlap), {}
-    without = class_statistics(table, overlap, list_values, per_pair_lists=False)
-    assert list_values == {}  # nothing to look up: the writer sees the arrays themselves
-    assert list(without) == list(with_lists)
-    for class_id, stats in with_lists.items():
-        deferred = without[class_id]
-        assert list(deferred) == list(stats)
-        for key in ("ious", "angle_errors", "iou_values"):
-            assert isinstance(deferred[key], PerPairArray) and deferred[key].tolist() == stats[key]
-            assert len(deferred[key]) == len(stats[key])
-        assert deferred["iou_values"].values is deferred["ious"].values  # one array: written once
-        assert {k: v for k, v in deferred.items() if not isinstance(v, PerPairArray)} == \
-            {k: v for k, v in stats.items() if k not in ("ious", "angle_errors", "iou_values")}
-
-
-def test_a_per_pair_array_is_no_list_to_anything_but_the_json_writer():
-    import json
-
-    values = PerPairArray(np.array([0.5, 0.25]))
-    with pytest.raises(TypeError):  # loud, not an empty or wrong list
-        json.dumps({"ious": values})
-    with pytest.raises(TypeError):
-        iter(values)
-    assert repr(values) == "PerPairArray(2 values)" and values.tolist() == [0.5, 0.25]
 
 
 @pytest.mark.parametrize("nan_terms", [False, True])

@@ -12,7 +12,7 @@ from hbb2obb.scoring.run_warnings import run_warnings
 def test_a_clean_run_has_no_warnings(write_labels):
     root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\n", "pred/a.txt": rect(0, 0, 10, 10) + "\n"})
     result = evaluate_frames(root / "gt", root / "pred")
-    assert result.warnings == [] and run_warnings(result, ImageSizes()) == []
+    assert result.warnings == [] and run_warnings(result.plan, result.health, ImageSizes(), "skip", False) == []
 
 
 def test_kinds_come_in_a_fixed_order(write_labels):
@@ -20,7 +20,7 @@ def test_kinds_come_in_a_fixed_order(write_labels):
     root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\n", "gt/b.txt": rect(0, 0, 10, 10) + "\n",
                          "pred/a.txt": "0 1 2\n" + rect(0, 0, 10, 10) + "\n", "pred/c.txt": rect(0, 0, 10, 10) + "\n"})
     result = evaluate_frames(root / "gt", root / "pred")
-    kinds = [kind for kind, _ in run_warnings(result, ImageSizes())]
+    kinds = [kind for kind, _ in run_warnings(result.plan, result.health, ImageSizes(), "skip", False)]
     assert kinds == ["missing prediction file", "orphan prediction file", "broken prediction file"]
     assert kinds == [kind for kind, _ in result.warnings]
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from conftest import rect, shapely_iou
 from hbb2obb.cli.eval import main
-from hbb2obb.scoring.evaluate import evaluate_obb
+from hbb2obb.scoring.metric_dict import evaluate_obb
 
 W, H = 1000, 500
 REFERENCE_CLASS_KEYS = ["matches", "gt_total", "pred_total", "iou_sum", "iou_values", "angle_errors"]

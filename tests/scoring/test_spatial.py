@@ -13,6 +13,7 @@ from hbb2obb import evaluate_obb
 from hbb2obb.cli.eval import main
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics
 
 # Five ground-truth boxes far apart, each with a story (IoUs of axis-aligned rectangles, by hand):
@@ -47,7 +48,7 @@ CASES = [
 
 @pytest.mark.parametrize("settings, share, per_class", CASES)
 def test_share_of_all_ground_truth_boxes(labels, settings, share, per_class):
-    metrics = evaluate_frames(*labels, EvalSettings(**settings)).metrics
+    metrics = summarize(evaluate_frames(*labels, EvalSettings(**settings)))
     assert metrics["spatial_match"] == pytest.approx(share, abs=1e-15)
     assert {c: s["spatial_match"] for c, s in metrics["class_stats"].items()} == pytest.approx(per_class, abs=1e-15)
     assert metrics["spatial_threshold"] == settings.get("spatial_threshold", 0.5)
@@ -56,32 +57,32 @@ def test_share_of_all_ground_truth_boxes(labels, settings, share, per_class):
 def test_exact_threshold_passes(labels):
     table = evaluate_frames(*labels).table
     assert table.best_iou[4] == 0.5
-    assert evaluate_frames(*labels, EvalSettings(spatial_threshold=0.5)).metrics["spatial_match"] == 2 / 5
+    assert summarize(evaluate_frames(*labels, EvalSettings(spatial_threshold=0.5)))["spatial_match"] == 2 / 5
 
 
 def test_one_to_one_box_left_unmatched_still_passes_on_its_best_iou(write_labels):
     # Two GT boxes share their best prediction: IoU 80/120 and 70/130; one-to-one matches only the first.
     root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\n" + rect(5, 0, 10, 10) + "\n",
                          "pred/a.txt": rect(2, 0, 10, 10) + "\n"})
-    metrics = evaluate_frames(root / "gt", root / "pred", EvalSettings(one_to_one=True)).metrics
+    metrics = summarize(evaluate_frames(root / "gt", root / "pred", EvalSettings(one_to_one=True)))
     assert metrics["total_matches"] == 1
     assert metrics["spatial_match"] == 1.0
-    assert evaluate_frames(root / "gt", root / "pred", EvalSettings(one_to_one=True, spatial_threshold=0.6)
-                           ).metrics["spatial_match"] == 0.5
+    assert summarize(evaluate_frames(root / "gt", root / "pred", EvalSettings(one_to_one=True, spatial_threshold=0.6)
+                           ))["spatial_match"] == 0.5
 
 
 def test_frames_without_prediction_file_count_only_when_scored(write_labels):
     root = write_labels({"gt/a.txt": rect(0, 0, 10, 10) + "\n", "gt/b.txt": rect(0, 0, 10, 10) + "\n",
                          "pred/a.txt": rect(0, 0, 10, 10) + "\n"})
-    skipped = evaluate_frames(root / "gt", root / "pred", EvalSettings(missing_pred="skip")).metrics
-    empty = evaluate_frames(root / "gt", root / "pred", EvalSettings(missing_pred="empty")).metrics
+    skipped = summarize(evaluate_frames(root / "gt", root / "pred", EvalSettings(missing_pred="skip")))
+    empty = summarize(evaluate_frames(root / "gt", root / "pred", EvalSettings(missing_pred="empty")))
     assert (skipped["total_gt"], skipped["spatial_match"]) == (1, 1.0)
     assert (empty["total_gt"], empty["spatial_match"]) == (2, 0.5)
 
 
 def test_no_ground_truth_gives_zero(write_labels):
     root = write_labels({"gt/a.txt": "", "pred/a.txt": rect(0, 0, 10, 10) + "\n"})
-    metrics = evaluate_frames(root / "gt", root / "pred").metrics
+    metrics = summarize(evaluate_frames(root / "gt", root / "pred"))
     assert metrics["spatial_match"] == 0.0
     assert metrics["class_stats"][0]["spatial_match"] == 0.0
 
@@ -203,7 +204,7 @@ def test_analyze_groups_carry_the_same_keys(labels):
 
     result = evaluate_frames(*labels)
     data = analyze(result, ground_truth_properties(result.table), {0: "Car", 1: "Bus"})
-    metrics = result.metrics
+    metrics = summarize(result)
     assert data["overall"]["spatial_match"] == metrics["spatial_match"] == 2 / 5
     assert data["settings"]["spatial_threshold"] == 0.5
     by_class = next(cut for cut in data["cuts"] if cut["key"] == "class")

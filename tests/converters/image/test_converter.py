@@ -21,7 +21,7 @@ from hbb2obb.converters.image.converter import (
 from hbb2obb.converters.image.fit import dominant_axis, fit_rectangle, rough_sides
 from hbb2obb.converters.image.params import PUBLIC_PARAMETERS, ImageParams
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import evaluate_obb
+from hbb2obb.scoring.metric_dict import evaluate_obb
 from conftest import rotated_rect, shapely_iou as iou
 
 
