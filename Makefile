@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   := demo
 
-.PHONY: install demo figures test bench check-reference clean
+.PHONY: install demo figures test lint bench check-reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,10 +44,10 @@ figures: $(STAMP)
 	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
 	$(BIN)/python tools/readme_figures.py $(DEMO)/data docs
 
-test: $(STAMP)
+## Lint (ruff), the layers of the package (import-linter, see pyproject.toml), then the suite.
+test: lint
 	$(BIN)/python -m pytest
 
-## ruff and the package's layers (import-linter, pyproject.toml): not yet clean, so not yet in `make test`.
 lint: $(STAMP)
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache

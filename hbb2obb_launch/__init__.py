@@ -35,8 +35,8 @@ def _program() -> str:
 def _reinstall_hint() -> str:
     """The pip command that puts our package back, editable from its source tree when it was."""
     try:
-        from importlib.metadata import PackageNotFoundError, distribution
         import json
+        from importlib.metadata import PackageNotFoundError, distribution
 
         text = distribution(DISTRIBUTION).read_text("direct_url.json")
         info = json.loads(text) if text else {}

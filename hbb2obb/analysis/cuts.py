@@ -24,12 +24,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.frames.loading import touches_edge
 from hbb2obb.geometry import off_axis_angle, orientation, polygon_area, side_lengths
 from hbb2obb.io import read_dota, read_obb_labels
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.evaluate import EvaluationResult, MatchTable
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics, row_overlap
 
 AXIS_ALIGNED_BELOW = 0.005

@@ -14,7 +14,8 @@ Importing this package (every console script does, before numpy is loaded) does 
 
 import os
 
-from hbb2obb_launch import ensure_ours as _ensure_ours, reference_command_called as _reference_command_called
+from hbb2obb_launch import ensure_ours as _ensure_ours
+from hbb2obb_launch import reference_command_called as _reference_command_called
 
 _THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 if not any(name in os.environ for name in _THREAD_SETTINGS):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
+from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.analysis.cuts import (
     analyze,
     difficult_flags,
@@ -16,15 +17,14 @@ from hbb2obb.analysis.cuts import (
     orientation_partition,
     standard_cuts,
 )
+from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
 from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
-from hbb2obb.cli.pictures import emit_overlays, overlay_frames, emit_worst_sheets, overlay_options
-from hbb2obb.analysis.compare import compare_cuts
+from hbb2obb.cli.pictures import emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
 

@@ -207,7 +207,9 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     for reason, count in sorted(reasons.items()):
         click.echo(f"  {count}: {reason}")
     if readings:
-        click.echo("HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items())))
+        click.echo(
+            "HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items()))
+        )
     skipped = [(len(unprompted), "image(s) without an HBB file"), (len(orphans), "HBB file(s) without an image"),
                (len(unreadable), "unreadable frame(s)")]
     if broken_lines:  # named only when there are some, so the line reads as before otherwise

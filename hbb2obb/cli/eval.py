@@ -7,16 +7,21 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
-from hbb2obb.cli.options import (detection_options, evaluation_options, passes_settings, run_options,
-                                 spatial_threshold_option)
+from hbb2obb.cli.options import (
+    detection_options,
+    evaluation_options,
+    passes_settings,
+    run_options,
+    spatial_threshold_option,
+)
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
-from hbb2obb.errors import InputError, UsageError
-from hbb2obb.scoring.evaluate import evaluate_frames
-from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.detection.evaluate import DetectionParams
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
+from hbb2obb.scoring.evaluate import evaluate_frames
+from hbb2obb.scoring.metric_dict import summarize
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
 # they are used: a plain `--json` run needs none of them, and every module costs start-up.

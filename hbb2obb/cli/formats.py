@@ -86,7 +86,9 @@ def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
               help="Take each box's difficult flag from this format in the source folder, row for row.")
 @click.option("--voc_database", default="Unknown", show_default=True, help="The <database> of VOC output.")
 @click.option("--coco_name", help="File name of COCO output [default: coco_annotations_<kind>.json].")
-@click.option("--verify", is_flag=True, help="Check that every format under SOURCE encodes the same boxes; write nothing.")
+@click.option(
+    "--verify", is_flag=True, help="Check that every format under SOURCE encodes the same boxes; write nothing."
+)
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)

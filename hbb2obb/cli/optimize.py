@@ -13,22 +13,50 @@ from pathlib import Path
 import click
 import yaml
 
-from hbb2obb.sweep.benchmark import (DEFAULT_MISSING_PRED, RunSpec, default_converter, frame_count,
-                               load_benchmark, mean_point_seconds, plan_run, render_benchmark_folder,
-                               render_run_folder, run_folders, select_runs)
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import evaluation_options
-from hbb2obb.sweep.dask_executor import (DEFAULT_RETRIES, DaskExecutor, dask_client, describe_cluster, parse_scheduler,
-                                   require_distributed, with_absolute_paths)
 from hbb2obb.errors import UsageError
-from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
-from hbb2obb.sweep.runner import (RESULTS_NAME, RUN_CONFIG_NAME, SweepInputs, check_resumable, format_value, is_complete,
-                           make_executor, measured_records, read_yaml, run_config_document, run_sweeps,
-                           write_yaml_atomic)
+from hbb2obb.report.textable import render_table
+from hbb2obb.scoring.evaluate import resolve_jobs
+from hbb2obb.sweep.benchmark import (
+    DEFAULT_MISSING_PRED,
+    RunSpec,
+    default_converter,
+    frame_count,
+    load_benchmark,
+    mean_point_seconds,
+    plan_run,
+    render_benchmark_folder,
+    render_run_folder,
+    run_folders,
+    select_runs,
+)
+from hbb2obb.sweep.dask_executor import (
+    DEFAULT_RETRIES,
+    DaskExecutor,
+    dask_client,
+    describe_cluster,
+    parse_scheduler,
+    require_distributed,
+    with_absolute_paths,
+)
 from hbb2obb.sweep.lock import RunLock
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
-from hbb2obb.report.textable import render_table
+from hbb2obb.sweep.runner import (
+    RESULTS_NAME,
+    RUN_CONFIG_NAME,
+    SweepInputs,
+    check_resumable,
+    format_value,
+    is_complete,
+    make_executor,
+    measured_records,
+    read_yaml,
+    run_config_document,
+    run_sweeps,
+    write_yaml_atomic,
+)
 
 PROGRAM = "hbb2obb-optimize"
 #: Options that describe one run; with -c/--config they belong in the file instead.
@@ -70,8 +98,10 @@ def _point_line(record: dict, axes, done: int, total: int) -> str:
     if record.get("status") == "failed":
         first = str(record.get("error", "")).strip().splitlines() or [""]
         return f"[{done}/{total}] {where}  FAILED: {first[0]}"
-    return (f"[{done}/{total}] {where}  avg IoU {record['avg_iou']:.5f}  IoU>=0.90 {record['iou_fractions']['0.90']:.1%}"
-            f"  angle p90 {record['p90_angle_error']:.2f}  {record['execution_time']:.2f} s")
+    return (
+        f"[{done}/{total}] {where}  avg IoU {record['avg_iou']:.5f}  IoU>=0.90 {record['iou_fractions']['0.90']:.1%}"
+        f"  angle p90 {record['p90_angle_error']:.2f}  {record['execution_time']:.2f} s"
+    )
 
 
 
@@ -194,7 +224,9 @@ def _dry_run(plans, inputs, resume: bool, title: str) -> str:
                       "excluded_classes": int, "only": str}, name=PROGRAM)
 @click.argument("img_source", required=False, type=click.Path(path_type=Path))
 @click.argument("gt_dir", required=False, type=click.Path(path_type=Path))
-@click.option("-hd", "--hbb_dir", type=click.Path(path_type=Path), help="HBB prompts [default: IMG_SOURCE/../labels_hbb].")
+@click.option(
+    "-hd", "--hbb_dir", type=click.Path(path_type=Path), help="HBB prompts [default: IMG_SOURCE/../labels_hbb]."
+)
 @click.option("-o", "--output_folder", type=click.Path(path_type=Path),
               help="Where run folders go [default: IMG_SOURCE/../benchmark_results].")
 @click.option("-n", "--run_name", help="The run's folder name [default: the converter's name].")
@@ -219,7 +251,9 @@ def _dry_run(plans, inputs, resume: bool, title: str) -> str:
 @click.option("--resume", is_flag=True, help="Skip complete runs; measure only the missing points of the others.")
 @click.option("--refresh", is_flag=True, help="Redraw summaries and plots from the results on disk; convert nothing.")
 @click.option("--only", multiple=True, help="Benchmark runs to do, by name; several after one flag.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Grid points in parallel processes (0: all cores).")
+@click.option(
+    "-j", "--jobs", type=int, default=1, show_default=True, help="Grid points in parallel processes (0: all cores)."
+)
 @click.option("--scheduler", metavar="ADDRESS|local[:N]",
               help="Run the grid points (of every run) as Dask tasks: on the scheduler at ADDRESS "
                    "(tcp://10.0.0.5:8786) or on N local worker processes. Workers read the inputs by path. "
@@ -247,7 +281,9 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if refresh and (dry_run or resume):
         raise UsageError("--refresh converts nothing: it goes without --dry_run and --resume")
     if config is not None:
-        given = [name for name in RUN_OPTIONS if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        given = [
+            name for name in RUN_OPTIONS if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        ]
         if img_source is not None or given:
             what = ", ".join(["IMG_SOURCE/GT_DIR"] * (img_source is not None) + ["--" + g for g in given])
             raise UsageError(f"-c/--config describes the runs: set {what} in {config} instead")

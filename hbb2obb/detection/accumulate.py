@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 import numpy as np
 
 from hbb2obb.detection.evaluate import AREA_RANGES, RECALL_THRESHOLDS, DetectionEval, DetectionParams

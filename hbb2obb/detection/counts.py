@@ -12,7 +12,6 @@ nor a miss, and a difficult box left alone is not a miss.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Optional
 
 import numpy as np
@@ -135,7 +134,8 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
     --------
     >>> square = [[0, 0], [2, 0], [2, 2], [0, 2]]
     >>> gt, pred = Boxes([square], [0]), Boxes([square, square], [1, 1])
-    >>> confusion_matrix(gt, pred, (np.array([0, 0]), np.array([0, 1]), np.array([1.0, 1.0])), np.array([0, 1])).tolist()
+    >>> pairs = (np.array([0, 0]), np.array([0, 1]), np.array([1.0, 1.0]))
+    >>> confusion_matrix(gt, pred, pairs, np.array([0, 1])).tolist()
     [[0, 1, 0], [0, 0, 0], [0, 1, 0]]
     """
     pair_gt, pair_pred, pair_iou = pairs

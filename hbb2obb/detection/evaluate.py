@@ -176,8 +176,12 @@ def frame_pairs(gt: Boxes, gt_frame, pred: Boxes, pred_frame) -> tuple[np.ndarra
     >>> g.tolist(), p.tolist(), v.tolist()
     ([0], [0], [1.0])
     """
-    pair_gt, pair_pred, iou = sparse_pairwise_iou(gt.corners, pred.corners, a_group=np.asarray(gt_frame, dtype=np.int64),
-                                                  b_group=np.asarray(pred_frame, dtype=np.int64))
+    pair_gt, pair_pred, iou = sparse_pairwise_iou(
+        gt.corners,
+        pred.corners,
+        a_group=np.asarray(gt_frame, dtype=np.int64),
+        b_group=np.asarray(pred_frame, dtype=np.int64),
+    )
     positive = iou > 0
     return pair_gt[positive], pair_pred[positive], iou[positive]
 

@@ -8,14 +8,13 @@ and F1 of a one-to-one matching at IoU 0.5, and the confusion matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Optional
 
 import numpy as np
 
-from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
 from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
+from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
 
 COCO_KEYS = ("map50_95", "map50", "map75", "map_small", "map_medium", "map_large", "mar_1", "mar_10")
 """The COCO rule's keys; ``mar_<max_dets>`` (``mar_100`` by default) follows them."""

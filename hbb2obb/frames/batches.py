@@ -11,8 +11,8 @@ import bisect
 import itertools
 import operator
 
-from hbb2obb.io.text import read_blobs
 from hbb2obb.frames.pairing import spec_column
+from hbb2obb.io.text import read_blobs
 
 
 def _file_bytes(paths: list) -> list:

@@ -10,10 +10,10 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
+from hbb2obb.frames.pairing import FrameSpec, spec_column
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
-from hbb2obb.frames.pairing import FrameSpec, spec_column
 
 
 @dataclass

@@ -299,14 +299,19 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
 
 
 def _is_submission(gt_files: dict, pred_files: dict) -> bool:
-    """Listed prediction files that are a DOTA Task1 submission: ``Task1_<class>.txt`` files, none named like ground truth."""
+    """Listed prediction files that are a DOTA Task1 submission.
+
+    That is ``Task1_<class>.txt`` files, none named like ground truth.
+    """
     # a name both sides have rules it out at once (the usual case): no look at every name then,
     # and no import of the Task1 reader (4 million instructions, a hundredth of a 10-box run)
     if not pred_files.keys().isdisjoint(gt_files.keys()):
         return False
     from hbb2obb.io.dota_task1 import TASK1_FILE
 
-    return any(TASK1_FILE.match(os.path.basename(path)) for name, path in pred_files.items() if name.startswith("Task1_"))
+    return any(
+        TASK1_FILE.match(os.path.basename(path)) for name, path in pred_files.items() if name.startswith("Task1_")
+    )
 
 
 def _task1_plan(gt_files: dict, pred_dir: Path, label_map: Optional[dict]) -> FramePlan:

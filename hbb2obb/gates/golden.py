@@ -20,10 +20,9 @@ keys and tuples look as they do on disk. Nothing else is coerced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

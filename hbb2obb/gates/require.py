@@ -11,16 +11,15 @@ naming the key and the keys that exist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import operator
 import re
+from dataclasses import dataclass
 from numbers import Real
 from typing import Optional
 
+from hbb2obb.detection.summary import CLASS_DETECTION_KEYS, DETECTION_KEYS
 from hbb2obb.errors import UsageError
 from hbb2obb.io.labelmap import class_name
-from hbb2obb.detection.summary import CLASS_DETECTION_KEYS, DETECTION_KEYS
 from hbb2obb.scoring.metrics import LADDER_ALIASES
 
 COMPARISONS = {

@@ -17,20 +17,20 @@ function works on all boxes at once, and empty inputs give empty outputs.
   the detection metrics.
 """
 
-from hbb2obb.geometry.distance import DistanceIoU, box_axes, box_centers, distance_ious, enclosing_extent
-from hbb2obb.geometry.candidates import candidate_pairs
-from hbb2obb.geometry.iou import (
-    calculate_obb_iou,
-    iou_pairs,
-    pairwise_iou,
-    sparse_pairwise_iou,
-)
 from hbb2obb.geometry.angles import (
     angle_difference,
     off_axis_angle,
     orientation,
     orientation_error,
     orientation_errors,
+)
+from hbb2obb.geometry.candidates import candidate_pairs
+from hbb2obb.geometry.distance import DistanceIoU, box_axes, box_centers, distance_ious, enclosing_extent
+from hbb2obb.geometry.iou import (
+    calculate_obb_iou,
+    iou_pairs,
+    pairwise_iou,
+    sparse_pairwise_iou,
 )
 from hbb2obb.geometry.polygon import bounds, is_concave, is_degenerate, polygon_area, repair_corners, side_lengths
 

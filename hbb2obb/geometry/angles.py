@@ -10,7 +10,6 @@ import numpy as np
 
 from hbb2obb.geometry._arrays import as_angles, as_corners, as_single
 
-
 _CLEARLY = 1.0 + 1e-9  # squared edge lengths this far apart order their hypots alike (rounding: ~1e-15)
 _TINY_SQUARE = 1e-250  # below it a square of a difference may be subnormal: left to hypot
 

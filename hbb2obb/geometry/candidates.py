@@ -49,7 +49,8 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     Examples
     --------
     >>> a = [[[0, 0], [2, 0], [2, 2], [0, 2]], [[10, 10], [12, 10], [12, 12], [10, 12]]]
-    >>> b = [[[11, 11], [13, 11], [13, 13], [11, 13]], [[2, 0], [4, 0], [4, 2], [2, 2]], [[1, 1], [3, 1], [3, 3], [1, 3]]]
+    >>> b = [[[11, 11], [13, 11], [13, 13], [11, 13]], [[2, 0], [4, 0], [4, 2], [2, 2]],
+    ...      [[1, 1], [3, 1], [3, 3], [1, 3]]]
     >>> ia, ib = candidate_pairs(a, b)
     >>> ia.tolist(), ib.tolist()
     ([0, 1], [2, 0])
@@ -60,7 +61,9 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
     return pairs_of_bounds(_bound_columns(a), _bound_columns(b), a_group, b_group)
 
 
-def pairs_of_bounds(a_cols: np.ndarray, b_cols: np.ndarray, a_group=None, b_group=None) -> tuple[np.ndarray, np.ndarray]:
+def pairs_of_bounds(
+    a_cols: np.ndarray, b_cols: np.ndarray, a_group=None, b_group=None
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`candidate_pairs` of boxes given by their bounds: ``(4, n)`` rows ``xmin, ymin, xmax, ymax``.
 
     For callers that hold the boxes' planar corners already (:func:`planar_bounds`).
@@ -184,7 +187,9 @@ def _bound_columns(corners) -> np.ndarray:
     flat = as_corners(corners).reshape(-1, 8)
     columns = np.empty((4, flat.shape[0]))
     for row, (reduce, start) in enumerate(((np.minimum, 0), (np.minimum, 1), (np.maximum, 0), (np.maximum, 1))):
-        reduce(reduce(flat[:, start], flat[:, start + 2]), reduce(flat[:, start + 4], flat[:, start + 6]), out=columns[row])
+        reduce(
+            reduce(flat[:, start], flat[:, start + 2]), reduce(flat[:, start + 4], flat[:, start + 6]), out=columns[row]
+        )
     return columns
 
 

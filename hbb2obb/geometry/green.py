@@ -147,7 +147,9 @@ def green_overlap(ax, ay, bx, by, get):
     np.greater(fy, 0, out=zero_in_p)
     zero_in_p |= (fy == 0) & (fx <= 0)
     inside_d = _signs(d, zero_in_q, get("g_in_d", 20, bool).reshape(5, 4, k), get("g_tie_d", 20, bool).reshape(5, 4, k))
-    inside_g = _signs(g, zero_in_p[:, None], get("g_in_g", 20, bool).reshape(4, 5, k), get("g_tie_g", 20, bool).reshape(4, 5, k))
+    inside_g = _signs(
+        g, zero_in_p[:, None], get("g_in_g", 20, bool).reshape(4, 5, k), get("g_tie_g", 20, bool).reshape(4, 5, k)
+    )
     corner_in_q = np.logical_and.reduce(inside_d, axis=1, out=get("g_p_in", 5, bool))
     corner_in_p = np.logical_and.reduce(inside_g, axis=0, out=get("g_q_in", 5, bool))
     # Edge i of P and edge j of Q cross where each runs from one side of the other's line to the other.

@@ -210,7 +210,9 @@ def _iou_planar(ax, ay, a_bad, bx, by, b_bad, scratch):
     k = ax.shape[1]
     if scratch.columns != k:
         scratch = scratch.narrowed(k)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as clipping: pairs it does not cover may hold anything
+    with np.errstate(
+        invalid="ignore", divide="ignore", over="ignore"
+    ):  # as clipping: pairs it does not cover may hold anything
         twice_overlap, twice_a, twice_b, covered = green_overlap(ax, ay, bx, by, scratch.get)
     if not covered.any():  # no pair of integer corners (float labels): clipping alone, not both
         return _iou_clipped(ax, ay, a_bad, bx, by, b_bad, scratch)
@@ -234,7 +236,10 @@ def _iou_clipped(ax, ay, a_bad, bx, by, b_bad, scratch):
     k = ax.shape[1]
     if scratch.columns != k:
         scratch = scratch.narrowed(k)
-    buffers = [(scratch.get("x0", _ROWS), scratch.get("y0", _ROWS)), (scratch.get("x1", _ROWS), scratch.get("y1", _ROWS))]
+    buffers = [
+        (scratch.get("x0", _ROWS), scratch.get("y0", _ROWS)),
+        (scratch.get("x1", _ROWS), scratch.get("y1", _ROWS)),
+    ]
     x, y = (buffer[:6] for buffer in buffers[0])
     bx_local, by_local = scratch.get("bx", 4), scratch.get("by", 4)
     # local origin per pair (the first corner of b): keeps full precision at 4K coordinates
@@ -392,7 +397,9 @@ def sparse_pairwise_iou(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, n
     bx, by, bad_b, concave_b = convex_positive(*b_planar)
     # Each box is prepared once, and its planar columns gathered per pair (np.take: contiguous rows).
     # Preparing is column by column, so the values are those of iou_pairs on the gathered corners.
-    pair_ax, pair_ay, pair_bx, pair_by = (np.take(rows, at, axis=1) for rows, at in ((ax, ia), (ay, ia), (bx, ib), (by, ib)))
+    pair_ax, pair_ay, pair_bx, pair_by = (
+        np.take(rows, at, axis=1) for rows, at in ((ax, ia), (ay, ia), (bx, ib), (by, ib))
+    )
     pair_bad_a, pair_bad_b = np.take(bad_a, ia), np.take(bad_b, ib)
     iou = _iou_prepared(pair_ax, pair_ay, pair_bad_a, pair_bx, pair_by, pair_bad_b)
     if concave_a.any() or concave_b.any():

@@ -7,10 +7,9 @@ as for any prediction file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -70,7 +69,8 @@ def read_task1(folder: str | Path, label_map: Optional[dict]) -> Task1Detections
     --------
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (root / "Task1_plane.txt").write_text("P1 0.9 0 0 4 0 4 2 0 2\\nP2 0.8 0 0 1 0 1 1 0 1\\nP1 x 0 0 1 0 1 1 0 1\\n")
+    >>> rows = "P1 0.9 0 0 4 0 4 2 0 2\\nP2 0.8 0 0 1 0 1 1 0 1\\nP1 x 0 0 1 0 1 1 0 1\\n"
+    >>> _ = (root / "Task1_plane.txt").write_text(rows)
     >>> found = read_task1(root, {0: "plane"})
     >>> sorted(found.boxes), found.boxes["P1"].score.tolist(), [str(p).split(":", 1)[1] for p in found.problems]
     (['P1', 'P2'], [0.9], ["3: score is not a number: 'x'"])

@@ -8,7 +8,6 @@ size and the file they came from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from pathlib import Path
 from typing import Optional
 

@@ -17,9 +17,8 @@ rounded copies shipped beside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -31,8 +30,8 @@ from hbb2obb.io.dota import read_dota, write_dota
 from hbb2obb.io.format_names import ALL_FORMATS  # the names live apart: the command line imports them alone
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes
-from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.labelmap import load_label_map
+from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.text import parse_number, split_lines
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
@@ -247,7 +246,9 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt)
     if not paths:
-        raise InputError(f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else DOTA_EXT + ' or .txt'})")
+        raise InputError(
+            f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else DOTA_EXT + ' or .txt'})"
+        )
     frames = []
     if fmt == "dota" and not label_map:
         raise InputError(f"{source}: DOTA files name their classes; give the label map (-mp/--map_path)")
@@ -374,7 +375,9 @@ def copy_difficult(label_set: LabelSet, flags: LabelSet) -> tuple[LabelSet, int]
     for frame in label_set.frames:
         other = by_stem.get(frame.stem)
         if other is None:
-            raise InputError(f"{frame.source}: no {flags.format} file for frame {frame.stem} to take difficult flags from")
+            raise InputError(
+                f"{frame.source}: no {flags.format} file for frame {frame.stem} to take difficult flags from"
+            )
         if len(other.boxes) != len(frame.boxes):
             raise InputError(f"{other.source}: {len(other.boxes)} boxes there, {len(frame.boxes)} in {frame.source}; "
                              "cannot carry difficult flags row for row")

@@ -8,14 +8,12 @@ readers of :mod:`hbb2obb.io.text`, which produce the exact messages of the bad-i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import operator
 import warnings
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-
 
 _OTHER, _DIGIT, _DOT, _SIGN, _EXPONENT, _BLANK, _LF, _CR = range(8)  # token bytes: _DIGIT .. _EXPONENT
 _BYTE_KIND = np.zeros(256, dtype=np.uint8)

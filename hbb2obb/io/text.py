@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import errno
 import math
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -188,8 +187,10 @@ def looks_normalized(corners: np.ndarray) -> Optional[bool]:
 
     Examples
     --------
-    >>> looks_normalized(np.array([-0.0004, 1.0004])), looks_normalized(np.array([0, 3.0])), looks_normalized(np.zeros(0))
-    (True, False, None)
+    >>> looks_normalized(np.array([-0.0004, 1.0004])), looks_normalized(np.array([0, 3.0]))
+    (True, False)
+    >>> print(looks_normalized(np.zeros(0)))
+    None
     """
     if corners.size == 0:
         return None

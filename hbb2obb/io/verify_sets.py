@@ -78,7 +78,9 @@ def compare_sets(sets: dict, reference: str) -> list[str]:
             same_corners = (integer_corners(a.corners) == integer_corners(b.corners)).all(axis=(1, 2))
             for row in range(len(a)):
                 if a.class_id[row] != b.class_id[row]:
-                    problems.append(f"{stem}#{row}: {fmt} class {b.class_id[row]} != {reference} class {a.class_id[row]}")
+                    problems.append(
+                        f"{stem}#{row}: {fmt} class {b.class_id[row]} != {reference} class {a.class_id[row]}"
+                    )
                 if not same_corners[row]:
                     problems.append(f"{stem}#{row}: {fmt} corners disagree with {reference}")
     return problems

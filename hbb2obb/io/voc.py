@@ -108,7 +108,10 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
     size = None
     width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
     if width and height and width > 0 and height > 0:
-        size = (int(width) if float(width).is_integer() else width, int(height) if float(height).is_integer() else height)
+        size = (
+            int(width) if float(width).is_integer() else width,
+            int(height) if float(height).is_integer() else height,
+        )
     return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems))
 
 

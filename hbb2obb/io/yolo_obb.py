@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import bisect
 import itertools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -257,7 +256,11 @@ class _FastRows:
         if not rows.plain:
             good &= np.abs(values[:, 0]) < _EXACT_INTEGER
         coordinates = values[:, 1:9]
-        if not rows.plain and coordinates.size and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE):
+        if (
+            not rows.plain
+            and coordinates.size
+            and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE)
+        ):
             good &= (np.abs(coordinates) <= MAX_COORDINATE).all(axis=1)  # rare: the careful reader says why
         clean = rows.clean.copy()
         if not good.all():

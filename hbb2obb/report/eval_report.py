@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hbb2obb.io.labelmap import class_name
-from hbb2obb.scoring.metrics import IOU_LADDER
 from hbb2obb.report.textable import render_table
+from hbb2obb.scoring.metrics import IOU_LADDER
 
 
 def _ladder(fractions: dict) -> str:
@@ -141,9 +141,11 @@ def render_unmatched(table, label_map: dict | None = None, limit: int = 3) -> st
             continue
         n_gt = int((table.gt_frame == frame).sum())
         n_pred = int((table.pred_frame == frame).sum())
-        lines = [f"--- File: {name} ---",
-                 f"GT boxes: {n_gt}, Pred boxes: {n_pred}, Matched: {int(table.matched[table.gt_frame == frame].sum())}, "
-                 f"Unmatched GT: {gt_rows.size}, Unmatched Pred: {pred_rows.size}"]
+        lines = [
+            f"--- File: {name} ---",
+            f"GT boxes: {n_gt}, Pred boxes: {n_pred}, Matched: {int(table.matched[table.gt_frame == frame].sum())}, "
+            f"Unmatched GT: {gt_rows.size}, Unmatched Pred: {pred_rows.size}",
+        ]
         for title, boxes, rows in (("Unmatched GT", table.gt, gt_rows), ("Unmatched Pred", table.pred, pred_rows)):
             if rows.size:
                 lines.append(f"{title}:")

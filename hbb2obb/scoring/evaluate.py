@@ -19,15 +19,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
 from hbb2obb.errors import UsageError
 from hbb2obb.frames.batches import read_frame_batches
-from hbb2obb.frames.pairing import MISSING_PRED_POLICIES, FramePlan, plan_any
 from hbb2obb.frames.loading import FrameHealth, load_frames
+from hbb2obb.frames.pairing import MISSING_PRED_POLICIES, FramePlan, plan_any
 from hbb2obb.geometry import candidate_pairs, iou_pairs, orientation_errors
-from hbb2obb.io import ImageSizes
-from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, frame_pairs
-from hbb2obb.geometry.matching import match_pairs
 from hbb2obb.geometry.exact import settle_ties
+from hbb2obb.geometry.matching import match_pairs
+from hbb2obb.io import ImageSizes
 from hbb2obb.scoring.metrics import IOU_LADDER, dense_classes
 from hbb2obb.scoring.overlap_metrics import DEFAULT_SPATIAL_THRESHOLD
 from hbb2obb.scoring.run_warnings import run_warnings
@@ -60,7 +60,9 @@ class EvalSettings:
         if not 0 <= float(self.edge_tolerance) < float("inf"):  # nan fails too
             raise UsageError(f"edge tolerance must be a non-negative finite number, got {self.edge_tolerance}")
         if self.missing_pred not in MISSING_PRED_POLICIES:
-            raise UsageError(f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}")
+            raise UsageError(
+                f"missing_pred must be one of {', '.join(MISSING_PRED_POLICIES)}, got {self.missing_pred!r}"
+            )
         if not 0.0 < float(self.spatial_threshold) <= 1.0:
             raise UsageError(f"spatial threshold must be in (0, 1], got {self.spatial_threshold}")
 
@@ -151,7 +153,9 @@ def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, wi
         # Detection metrics pair boxes across classes too (confusion matrix): one class-agnostic
         # search, of which the class-specific matching takes its own pairs (the same pairs, same IoUs).
         d_gt, d_pred, d_iou = frame_pairs(gt, frames.gt_frame, pred, frames.pred_frame)
-        d_iou = settle_ties(d_iou, gt.corners, pred.corners, bounds + tuple(COCO_IOU_THRESHOLDS), d_gt, d_pred)  # AP's too
+        d_iou = settle_ties(
+            d_iou, gt.corners, pred.corners, bounds + tuple(COCO_IOU_THRESHOLDS), d_gt, d_pred
+        )  # AP's too
         detection_pairs = d_gt, d_pred, d_iou
         pair_gt, pair_pred, pair_iou = detection_pairs
         if not settings.class_agnostic:
@@ -344,7 +348,9 @@ def evaluate_frames(
                             pred_format=pred_format, sizes=sizes)
     recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
     if settings.exclude_edge_cases and not sizes.known and not recorded:
-        raise UsageError("--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source")
+        raise UsageError(
+            "--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source"
+        )
     jobs = resolve_jobs(jobs)
     batches = _batches(plan.frames)
     try:

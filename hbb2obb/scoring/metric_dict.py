@@ -55,7 +55,9 @@ def summarize(result: EvaluationResult) -> dict:
         concave_boxes=health.concave_boxes,
     )
     if result.label_map:  # the classes by name beside their ids, for files read without the map
-        metrics["class_names"] = {class_id: class_name(result.label_map, class_id) for class_id in metrics["class_stats"]}
+        metrics["class_names"] = {
+            class_id: class_name(result.label_map, class_id) for class_id in metrics["class_stats"]
+        }
     if result.detection_summary is not None:  # new keys after the reference's, which keep their order
         result.detection_summary.merge_into(metrics)
     return metrics

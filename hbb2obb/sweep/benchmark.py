@@ -31,11 +31,19 @@ import yaml
 
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
-from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
-from hbb2obb.sweep.runner import (AXIS_SPELLINGS, RESULTS_NAME, SUMMARY_NAME, EvalSpec, SweepInputs, SweepPlan, build_grid,
-                           format_value)
+from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary
+from hbb2obb.sweep.runner import (
+    AXIS_SPELLINGS,
+    RESULTS_NAME,
+    SUMMARY_NAME,
+    EvalSpec,
+    SweepInputs,
+    SweepPlan,
+    build_grid,
+    format_value,
+)
 
 TOP_LEVEL_KEYS = ("img_source", "gt_dir", "hbb_dir", "output_folder", "defaults", "runs")
 AXIS_KEYS = ("imgsz", "scale_factors", "opening_kernels", "grid")

@@ -5,9 +5,9 @@ A sweep's grid points are independent, so :class:`DaskExecutor` submits each one
 ``dask scheduler`` or by dask-jobqueue, Kubernetes, a cloud service) or on a
 ``LocalCluster`` of worker processes (``local:N``). The task is
 :func:`hbb2obb.sweep.runner.run_grid_point`: it converts into a temporary folder on the worker
-(its own temp folder, not the run folder's scratch space) and scores there, so only the small record dict travels back. Inputs are read by path, so every
-worker needs the same paths as the client (a shared filesystem, or the same container image
-and volume).
+(its own temp folder, not the run folder's scratch space) and scores there, so only the small
+record dict travels back. Inputs are read by path, so every worker needs the same paths as the
+client (a shared filesystem, or the same container image and volume).
 
 The executor has the shape of the local ones, ``executor(function, calls) -> (index, result)``
 as results arrive, so :func:`hbb2obb.sweep.runner.run_sweeps` writes ``results.yaml`` on the client as

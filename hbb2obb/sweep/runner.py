@@ -34,9 +34,9 @@ import yaml
 
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
-from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
+from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
 from hbb2obb.sweep.records import (
     describe_output_problems,

@@ -9,8 +9,9 @@ import yaml
 from click.testing import CliRunner
 from PIL import Image
 
-from conftest import rect, shifted_pair
 from hbb2obb.cli.analyze import main
+
+from conftest import rect, shifted_pair
 
 NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
@@ -91,7 +92,9 @@ def test_baseline_reports_the_constructed_paired_difference(tmp_path):
     overall = data["comparison"]["overall"]
     assert overall["iou_diff"] == pytest.approx(expected.mean(), abs=1e-12)
     assert overall["ties"] == int((~shifted).sum())
-    assert f"{overall['iou_ci'][0]:+.4f} to {overall['iou_ci'][1]:+.4f}" == sentence.group(4) + " to " + sentence.group(5)
+    assert f"{overall['iou_ci'][0]:+.4f} to {overall['iou_ci'][1]:+.4f}" == sentence.group(4) + " to " + sentence.group(
+        5
+    )
     # Reproducible: the same seed prints the same report.
     assert run(gt, a_dir, "--baseline", b_dir, "--seed", 7, "--bootstrap", 400, "-nb")[1] == out
 

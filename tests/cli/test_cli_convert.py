@@ -137,6 +137,7 @@ def test_version():
 
 def test_params_from_reads_the_axes_of_the_best_point_of_a_sweep(tmp_path):
     import yaml
+
     from hbb2obb.cli.convert import best_parameters
 
     results = tmp_path / "results.yaml"

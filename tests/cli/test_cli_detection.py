@@ -5,8 +5,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conftest import rect
 from hbb2obb.cli.eval import main
+
+from conftest import rect
 
 # Frame a: two cars; detections: a hit (0.9), a miss (0.8), a hit (0.7). Frame b: no detections
 # at all (an empty file), one bus that is never found.
@@ -88,7 +89,11 @@ def test_without_scores_precision_recall_and_a_note(write_labels):
     code, out, _ = run(root / "gt", root / "pred", "-nb")
     assert "Note: AP needs a confidence per prediction" in out
     code, out, err = run(root / "gt", root / "pred", "-nb", "--require", "map50>=0.5")
-    assert code == 2 and "unknown metric 'map50' (AP keys need a confidence column in the predictions)" in err and "Traceback" not in err
+    assert (
+        code == 2
+        and "unknown metric 'map50' (AP keys need a confidence column in the predictions)" in err
+        and "Traceback" not in err
+    )
 
 
 def test_dota_task1_submission_scores_like_the_same_detections_per_frame(scored, write_labels):

@@ -9,8 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import rect
 from hbb2obb.cli.eval import main
+
+from conftest import rect
 
 GT = rect(10, 10, 40, 20) + "\n" + rect(100, 100, 30, 30, cls=1) + "\n"
 PRED = rect(12, 10, 40, 20) + "\n" + rect(100, 100, 30, 30, cls=1) + "\n"
@@ -234,7 +235,9 @@ def test_sample_against_reference_output(sample_dir, reference_dir, monkeypatch,
     """Every number the reference tool printed on the real sample, checked by the shared checker."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("check_reference", reference_dir.parent / "tools" / "check_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "check_reference", reference_dir.parent / "tools" / "check_reference.py"
+    )
     checker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checker)
     monkeypatch.chdir(sample_dir)

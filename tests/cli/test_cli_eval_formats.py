@@ -8,12 +8,13 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import rect, shapely_iou
 
 from hbb2obb.cli.analyze import main as analyze_main
 from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import read_set, write_set
+
+from conftest import rect, shapely_iou
 
 
 def _invoke(command, args):
@@ -53,7 +54,9 @@ def test_a_coco_labelme_or_dota_copy_of_the_ground_truth_scores_the_same(sample_
     text = _invoke(eval_main, [sample_dir / "labels_obb_gt", pred, *args])[1]
     assert _invoke(eval_main, [songdo_copies["coco"], pred, *args])[1] == text
     analysis = _invoke(analyze_main, [sample_dir / "labels_obb_gt", pred, *args])[1]
-    assert _invoke(analyze_main, [songdo_copies["labelme"], pred, *args, "-hd", sample_dir / "labels_hbb"])[1] == analysis
+    assert (
+        _invoke(analyze_main, [songdo_copies["labelme"], pred, *args, "-hd", sample_dir / "labels_hbb"])[1] == analysis
+    )
 
 
 def test_predictions_as_coco_score_as_their_yolo_files(sample_dir, tmp_path):
@@ -97,7 +100,7 @@ def test_a_folder_of_txt_stays_on_the_batch_reader_and_a_wrong_format_is_an_erro
 
 
 def test_pairs_csv_has_a_row_per_gt_box_and_per_unmatched_prediction(write_labels):
-    from conftest import rotated_rect, obb_line
+    from conftest import obb_line, rotated_rect
 
     turned = rotated_rect(25, 15, 20, 10, 10)
     root = write_labels({"gt/a.txt": rect(15, 10, 20, 10) + "\n" + rect(60, 60, 10, 10) + "\n",

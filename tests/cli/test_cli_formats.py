@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED
 
 from hbb2obb.cli.formats import main
+
+from conftest import SHARED
 
 CONVERT = SHARED / "reference" / "convert"
 REFERENCE_PYTHON = Path("/work/refvenv/bin/python")
@@ -165,7 +166,9 @@ def test_difficult_flags_go_through_coco_and_come_back_with_difficult_from(tmp_p
     assert carried.exit_code == 0 and "Carried 3 difficult flag(s) from dota" in carried.output
     for path in (tmp_path / "rel").glob("*.dota"):
         assert (tmp_path / "back" / path.name).read_bytes() == path.read_bytes()
-    assert not any(line.endswith(" 1") for p in (tmp_path / "plain").glob("*.dota") for line in p.read_text().splitlines())
+    assert not any(
+        line.endswith(" 1") for p in (tmp_path / "plain").glob("*.dota") for line in p.read_text().splitlines()
+    )
 
 
 def test_verify_reports_box_counts_and_frames_as_the_reference_does(tmp_path):
@@ -208,7 +211,9 @@ def test_a_width_without_a_height_is_a_usage_error(write_labels):
     root = write_labels({"gt/a.txt": "0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3\n"})
     result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-o", str(root / "o")])
     assert result.exit_code == 2 and "--img_width and --img_height must be given together" in result.output
-    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-ih", "50", "-o", str(root / "o")])
+    result = CliRunner().invoke(
+        main, [str(root / "gt"), "--to", "coco", "-iw", "100", "-ih", "50", "-o", str(root / "o")]
+    )
     assert result.exit_code == 0
     import json
 

@@ -19,6 +19,7 @@ from PIL import Image
 
 from hbb2obb.cli.optimize import main
 from hbb2obb.synthetic.dataset import generate_dataset
+
 from oracles import shapely_reference
 
 ROOT = Path(__file__).resolve().parents[2]

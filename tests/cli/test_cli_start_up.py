@@ -1,4 +1,4 @@
-"""A plain ``hbb2obb-eval GT PRED -nb --json``: loads nothing it does not use (issue 18), and runs as a whole process."""
+"""A plain ``hbb2obb-eval GT PRED -nb --json``: loads nothing it does not use, and runs as a whole process."""
 
 from __future__ import annotations
 

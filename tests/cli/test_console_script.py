@@ -7,8 +7,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import rect
 from hbb2obb.cli.eval import main
+
+from conftest import rect
 
 EVAL_SCRIPT = [sys.executable, "-c", "import hbb2obb_launch; hbb2obb_launch.evaluate()"]
 

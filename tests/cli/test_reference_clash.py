@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from hbb2obb import __version__
+
+from conftest import ROOT
 
 REFERENCE_COMMANDS = ("hbb2obb", "hbb2obb-eval", "hbb2obb-analyze", "hbb2obb-optimize", "hbb2obb-convert",
                       "hbb2obb-detect", "hbb2obb-view")
@@ -54,10 +55,14 @@ def build_fake_reference_wheel(folder: Path) -> Path:
         "hbb2obb/cli.py": FAKE_CLI.encode(),
         "hbb2obb/analysis.py": b'"""The reference has an analysis module where we have a package."""\n',
         "hbb2obb-1.12.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: hbb2obb\nVersion: 1.12.0\n",
-        "hbb2obb-1.12.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        "hbb2obb-1.12.0.dist-info/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
         "hbb2obb-1.12.0.dist-info/top_level.txt": b"hbb2obb\n",
-        "hbb2obb-1.12.0.dist-info/entry_points.txt": ("[console_scripts]\n" + "".join(
-            f"{c} = hbb2obb.cli:main_{c.replace('-', '_')}\n" for c in REFERENCE_COMMANDS)).encode(),
+        "hbb2obb-1.12.0.dist-info/entry_points.txt": (
+            "[console_scripts]\n"
+            + "".join(f"{c} = hbb2obb.cli:main_{c.replace('-', '_')}\n" for c in REFERENCE_COMMANDS)
+        ).encode(),
     }
     record = [_record_line(name, data) for name, data in files.items()] + ["hbb2obb-1.12.0.dist-info/RECORD,,"]
     files["hbb2obb-1.12.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
@@ -193,4 +198,6 @@ def test_the_fix_the_message_gives_works(wheels, tmp_path):
     assert proc.returncode == 0, proc.stderr
     pip_install(env, wheels["ours"])
     results = commands_in(env)
-    assert {name: results[name].stdout.strip() for name in OUR_COMMANDS} == {n: f"{n} {__version__}" for n in OUR_COMMANDS}
+    assert {name: results[name].stdout.strip() for name in OUR_COMMANDS} == {
+        n: f"{n} {__version__}" for n in OUR_COMMANDS
+    }

@@ -43,7 +43,9 @@ def test_the_table_of_a_synthetic_set(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), str(dataset.root), "--keep", str(tmp_path / "kept")],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
-    row = re.search(r"^\| syn \| (\d+) \| (\d+) \(.*?\) \| ([\d.]+) \| (-?[\d.]+|nan) \| ([\d.]+) \(", done.stdout, re.M)
+    row = re.search(
+        r"^\| syn \| (\d+) \| (\d+) \(.*?\) \| ([\d.]+) \| (-?[\d.]+|nan) \| ([\d.]+) \(", done.stdout, re.M
+    )
     assert row and int(row.group(1)) == dataset.boxes, done.stdout
     assert 0.0 <= float(row.group(5)) <= 1.0
     # the kept confidence files are the command's: one score per OBB line, four decimals

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from hbb2obb.converters import get_converter
-from hbb2obb.converters.command import (STDERR_TAIL_LINES, CommandConverter, render_command, stderr_tail,
-                                        template_fields)
+from hbb2obb.converters.command import STDERR_TAIL_LINES, CommandConverter, render_command, stderr_tail, template_fields
 from hbb2obb.errors import UsageError
 from hbb2obb.io import read_yolo_obb
 

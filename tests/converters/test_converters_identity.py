@@ -28,9 +28,16 @@ def expected_box(xc, yc, w, h, short, long, frame=None):
     return [x1, y1, x2, y2]
 
 
-@pytest.mark.parametrize("value, expected", [
-    (0.05, (0.05, 0.05)), (0, (0.0, 0.0)), (-0.49, (-0.49, -0.49)), ([0.0, 0.1], (0.0, 0.1)), ((0.1, -0.2), (0.1, -0.2)),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (0.05, (0.05, 0.05)),
+        (0, (0.0, 0.0)),
+        (-0.49, (-0.49, -0.49)),
+        ([0.0, 0.1], (0.0, 0.1)),
+        ((0.1, -0.2), (0.1, -0.2)),
+    ],
+)
 def test_scale_factor_pair_accepts_one_number_or_short_long(value, expected):
     assert scale_factor_pair(value) == expected
 

@@ -7,10 +7,11 @@ test_detection.py; these pin the two steps' own rules on small hand-worked cases
 import numpy as np
 import pytest
 
-from conftest import rotated_rect
 from hbb2obb.boxes import Boxes
-from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, evaluate_detections
 from hbb2obb.detection.accumulate import accumulate, summarize_detections, voc_ap
+from hbb2obb.detection.evaluate import COCO_IOU_THRESHOLDS, DetectionParams, evaluate_detections
+
+from conftest import rotated_rect
 
 
 @pytest.mark.parametrize("recall, precision, eleven_point, expected", [
@@ -29,7 +30,9 @@ from hbb2obb.detection.accumulate import accumulate, summarize_detections, voc_a
     ([], [], True, 0.0),
 ])
 def test_voc_ap_by_hand(recall, precision, eleven_point, expected):
-    assert voc_ap(np.array(recall, dtype=float), np.array(precision, dtype=float), eleven_point) == pytest.approx(expected)
+    assert voc_ap(np.array(recall, dtype=float), np.array(precision, dtype=float), eleven_point) == pytest.approx(
+        expected
+    )
 
 
 def _boxes(rects, labels, scores=None):
@@ -54,7 +57,9 @@ def test_a_false_alarm_ranked_above_the_hit_halves_the_precision_at_its_recall()
     dt = _boxes([(50, 50, 40, 20, 30), (300, 300, 40, 20, 0)], [0, 0], scores=[0.1, 0.9])
     overall, _ = summarize_detections(accumulate(evaluate_detections(gt, [0], dt, [0, 0])))
     assert overall["map50"] == pytest.approx(0.5) and overall["dota_map50"] == pytest.approx(0.5)
-    assert overall["mar_1"] == 0.0 and overall["mar_10"] == pytest.approx(1.0, abs=1e-12)  # the hit is the second detection
+    assert overall["mar_1"] == 0.0 and overall["mar_10"] == pytest.approx(
+        1.0, abs=1e-12
+    )  # the hit is the second detection
 
 
 def test_a_class_without_ground_truth_is_undefined_not_zero():

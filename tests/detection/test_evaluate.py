@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from shapely.geometry import Polygon
 
-from conftest import rotated_rect
 from hbb2obb.boxes import Boxes
-from hbb2obb.geometry import iou_pairs, polygon_area
+from hbb2obb.detection.accumulate import accumulate, summarize_detections
+from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, evaluate_detections
 from hbb2obb.errors import UsageError
 from hbb2obb.gates.require import parse_gate
-from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, evaluate_detections
-from hbb2obb.detection.accumulate import accumulate, summarize_detections
+from hbb2obb.geometry import iou_pairs, polygon_area
+
+from conftest import rotated_rect
 
 pycocotools = pytest.importorskip("pycocotools")
 from pycocotools.coco import COCO  # noqa: E402
@@ -281,8 +282,8 @@ def test_detection_keys_can_be_gated():
 
 
 def test_areas_by_blocks_are_polygon_areas():
-    from hbb2obb.geometry import polygon_area
     from hbb2obb.detection import evaluate as detection
+    from hbb2obb.geometry import polygon_area
 
     rng = np.random.default_rng(5)
     corners = rng.uniform(0, 4000, (detection._AREA_BLOCK * 2 + 17, 4, 2))

@@ -2,12 +2,13 @@
 
 import pytest
 
-from conftest import rect
 from hbb2obb.errors import InputError
-from hbb2obb.io import ImageSizes
 from hbb2obb.frames.batches import read_frame_batches
-from hbb2obb.frames.pairing import plan_frames
 from hbb2obb.frames.loading import load_frames
+from hbb2obb.frames.pairing import plan_frames
+from hbb2obb.io import ImageSizes
+
+from conftest import rect
 
 FRAMES = {  # a broken prediction line, a bow-tie, a normalized frame, a missing and an orphan prediction
     "gt/a.txt": rect(0, 0, 10, 5) + "\n" + rect(50, 50, 20, 10, cls=1) + "\n",

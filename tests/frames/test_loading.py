@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
-from conftest import rect
 from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.frames.pairing import plan_frames
 from hbb2obb.frames.loading import FrameHealth, load_frames
+from hbb2obb.frames.pairing import plan_frames
 from hbb2obb.io import ImageSizes
+
+from conftest import rect
 
 FRAMES = {
     "gt/a.txt": rect(0, 0, 10, 5) + "\n" + rect(50, 50, 20, 10, cls=1) + "\n",
@@ -69,8 +70,16 @@ def test_normalized_frames_are_scaled_with_their_size(write_labels):
 
 
 def test_the_first_broken_ground_truth_in_frame_order_raises(write_labels):
-    root = write_labels({"gt/a.txt": rect(0, 0, 4, 4) + "\n", "gt/b.txt": "0 1 2\n", "gt/c.txt": "car 1 2 3 4 5 6 7 8\n",
-                         "pred/a.txt": "", "pred/b.txt": "", "pred/c.txt": ""})
+    root = write_labels(
+        {
+            "gt/a.txt": rect(0, 0, 4, 4) + "\n",
+            "gt/b.txt": "0 1 2\n",
+            "gt/c.txt": "car 1 2 3 4 5 6 7 8\n",
+            "pred/a.txt": "",
+            "pred/b.txt": "",
+            "pred/c.txt": "",
+        }
+    )
     specs = plan_frames(root / "gt", root / "pred").frames
     with pytest.raises(LabelFormatError, match=r"b.txt:1: expected 9 fields"):
         load_frames(specs, sizes=ImageSizes(), label_map=None)

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import rect
 from hbb2obb.errors import InputError
 from hbb2obb.frames.pairing import FrameSpec, plan_any, plan_frames
+
+from conftest import rect
 
 
 def test_two_files_of_one_frame_are_named_in_name_order(write_labels):

@@ -9,21 +9,32 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import rect
 from hbb2obb.cli.eval import main
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.gates.golden import compare_to_golden, first_difference, load_golden, render_comparison, stored_form
 
+from conftest import rect
+
 # --- loading ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, text, expected", [
-    ("g.yaml", "total_gt: 3\navg_iou: 0.5\nclass_stats:\n  0: {gt_total: 3}\n",
-     {"total_gt": 3, "avg_iou": 0.5, "class_stats": {0: {"gt_total": 3}}}),
-    ("g.yml", "\ufeffa: '30'\n", {"a": "30"}),
-    ("g.json", '{"total_gt": 3, "class_stats": {"0": {"gt_total": 3}}}', {"total_gt": 3, "class_stats": {"0": {"gt_total": 3}}}),
-    ("g.yaml", "{}\n", {}),
-])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        (
+            "g.yaml",
+            "total_gt: 3\navg_iou: 0.5\nclass_stats:\n  0: {gt_total: 3}\n",
+            {"total_gt": 3, "avg_iou": 0.5, "class_stats": {0: {"gt_total": 3}}},
+        ),
+        ("g.yml", "\ufeffa: '30'\n", {"a": "30"}),
+        (
+            "g.json",
+            '{"total_gt": 3, "class_stats": {"0": {"gt_total": 3}}}',
+            {"total_gt": 3, "class_stats": {"0": {"gt_total": 3}}},
+        ),
+        ("g.yaml", "{}\n", {}),
+    ],
+)
 def test_load_mappings(tmp_path, name, text, expected):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -84,10 +95,16 @@ def test_stored_form_of_json_is_the_text_round_trip():
     assert repr(stored_form(metrics, "g.json")) == repr(json.loads(json.dumps(metrics)))
 
 
-@pytest.mark.parametrize("text", ['{"a": NaN, "b": [Infinity, -Infinity]}', '{"big": 1180591620717411303424}',
-                                  '{"a": [0.1, 1e-05, 5e-324], "b": {"c": null}}',
-                                  '{"small": [0.00012345678901234567, -0.00098765432109876543], "n": -123456789012345678901}',
-                                  '{"f": [12345678901234567890.5, 1234567890123456789012e-3, 1.5E+25]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN, "b": [Infinity, -Infinity]}',
+        '{"big": 1180591620717411303424}',
+        '{"a": [0.1, 1e-05, 5e-324], "b": {"c": null}}',
+        '{"small": [0.00012345678901234567, -0.00098765432109876543], "n": -123456789012345678901}',
+        '{"f": [12345678901234567890.5, 1234567890123456789012e-3, 1.5E+25]}',
+    ],
+)
 def test_json_golden_files_read_as_json_reads_them(tmp_path, text):
     path = tmp_path / "g.json"
     path.write_text(text)

@@ -11,6 +11,7 @@ from shapely.geometry import Polygon
 
 from hbb2obb.geometry import distance_ious, enclosing_extent, iou_pairs
 from hbb2obb.geometry.distance import box_axes, box_centers
+
 from conftest import rotated_rect
 
 
@@ -118,7 +119,9 @@ def test_bow_tie_scores_as_the_rectangle_it_describes():
 def test_far_from_the_origin_keeps_precision():
     near = distance_ious([corners_of(50, 50, 150, 150)], [corners_of(60, 60, 160, 160)])
     shift = np.array([3790.25, 2110.5])
-    far = distance_ious(np.array([corners_of(50, 50, 150, 150)]) + shift, np.array([corners_of(60, 60, 160, 160)]) + shift)
+    far = distance_ious(
+        np.array([corners_of(50, 50, 150, 150)]) + shift, np.array([corners_of(60, 60, 160, 160)]) + shift
+    )
     assert np.allclose(np.array(near), np.array(far), atol=1e-12, rtol=0)
 
 
@@ -203,7 +206,10 @@ def test_non_overlapping_pairs_are_ordered_by_distance():
 
 
 def helper_formulas(gt, pred, iou):
-    """The terms from the public (n, 4, 2) helpers and an (8, n) projection: the planar path must equal it bit for bit."""
+    """The terms from the public (n, 4, 2) helpers and an (8, n) projection.
+
+    The planar path must equal it bit for bit.
+    """
     from hbb2obb.geometry import polygon_area, side_lengths
 
     union = (polygon_area(gt) + polygon_area(pred)) / (1.0 + iou)
@@ -341,7 +347,9 @@ def eval_cli(*args):
 
 @pytest.fixture
 def issue_example(write_labels):
-    root = write_labels({"gt/a.txt": "0 50 50 150 50 150 150 50 150\n", "pred/a.txt": "0 60 60 160 60 160 160 60 160\n"})
+    root = write_labels(
+        {"gt/a.txt": "0 50 50 150 50 150 150 50 150\n", "pred/a.txt": "0 60 60 160 60 160 160 60 160\n"}
+    )
     return root / "gt", root / "pred"
 
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import shapely_iou
 from hbb2obb.geometry import iou_pairs
 from hbb2obb.geometry.exact import TIE_WINDOW, exact_iou, exact_iou_ratio, near_bounds, settle_ties
 from hbb2obb.scoring.metric_dict import evaluate_obb
+
+from conftest import shapely_iou
 
 # Integer corners, IoU exactly 1/2 (found by tools/parity_reference.py): shapely, hence the
 # reference tool, gives 0.49999999999999917 and so misses the 0.50 rung.

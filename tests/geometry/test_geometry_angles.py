@@ -196,7 +196,7 @@ def test_orientation_equals_the_edge_reduction_bit_for_bit(seed, n):
         assert ((got >= 0) & (got < 180)).all() and (got == 0).any() and (got == 90).any()
 
 
-def reference_orientation(points) -> float:
+def reference_tool_orientation(points) -> float:
     """The reference tool's obb_orientation, restated: np.hypot lengths, argmax (first wins a tie)."""
     corners = np.asarray(points, dtype=float)[:4]
     edges = corners[[1, 2]] - corners[[0, 1]]
@@ -211,7 +211,7 @@ def test_exact_decimal_ties_break_as_the_reference_breaks_them():
     box = np.array([p0, p1, p2, p0 + (p2 - p1)])
     first, second = p1 - p0, p2 - p1
     assert np.hypot(*first) == np.hypot(*second) and (second**2).sum() > (first**2).sum()
-    assert orientation(box[None])[0] == pytest.approx(reference_orientation(box), abs=1e-12)
+    assert orientation(box[None])[0] == pytest.approx(reference_tool_orientation(box), abs=1e-12)
     assert orientation(box[None])[0] == pytest.approx(np.degrees(np.arctan2(first[1], first[0])) % 180, abs=1e-12)
 
 
@@ -224,7 +224,7 @@ def test_orientation_agrees_with_the_reference_on_near_squares(decimals):
     p1 = start + edge
     p2 = p1 + np.stack([-edge[:, 1], edge[:, 0]], axis=1)  # a quarter turn: a square, up to rounding
     boxes = np.stack([start, p1, p2, start + (p2 - p1)], axis=1)
-    expected = np.array([reference_orientation(b) for b in boxes])
+    expected = np.array([reference_tool_orientation(b) for b in boxes])
     got = orientation(boxes)
     difference = np.abs(got - expected)
     assert np.minimum(difference, 180 - difference).max() <= 1e-9

@@ -16,19 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from conftest import exact_convex_iou
-
 import hbb2obb.geometry.candidates as candidates_module
 import hbb2obb.geometry.iou as iou_module
 from hbb2obb.geometry import (
     bounds,
-    is_concave,
     calculate_obb_iou,
     candidate_pairs,
     iou_pairs,
+    is_concave,
     pairwise_iou,
     sparse_pairwise_iou,
 )
+
+from conftest import exact_convex_iou
 
 TOL = 1e-9
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import hbb2obb.geometry.iou
 import hbb2obb.geometry.angles
 import hbb2obb.geometry.exact
+import hbb2obb.geometry.iou
 import hbb2obb.geometry.polygon
 from hbb2obb.boxes import Boxes
 from hbb2obb.geometry import bounds, is_concave, is_degenerate, polygon_area, repair_corners, side_lengths

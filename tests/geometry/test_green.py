@@ -14,12 +14,12 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import exact_convex_iou
-
 import hbb2obb.geometry.iou as iou_module
 from hbb2obb.geometry import iou_pairs
 from hbb2obb.geometry.green import EXACT_COORDINATE, green_overlap
 from hbb2obb.geometry.polygon import convex_positive, planar
+
+from conftest import exact_convex_iou
 
 EXACT = 1e-12
 
@@ -34,16 +34,28 @@ COINCIDENT = {
     "touching from outside along an edge": (square(0, 0, 2), square(2, 0, 2), 0.0),
     "touching at one corner only": (square(0, 0, 2), square(2, 2, 2), 0.0),
     "identical boxes": (square(5, 5, 3), square(5, 5, 3), 1.0),
-    "identical boxes, other start and winding": (square(5, 5, 3), square(5, 5, 3)[::-1][1:] + square(5, 5, 3)[::-1][:1], 1.0),
+    "identical boxes, other start and winding": (
+        square(5, 5, 3),
+        square(5, 5, 3)[::-1][1:] + square(5, 5, 3)[::-1][:1],
+        1.0,
+    ),
     "inside, sharing a corner and two edges": (square(0, 0, 2), square(0, 0, 4), 0.25),
     "inside, sharing one edge": (square(1, 0, 2), square(0, 0, 4), 0.25),
     "diamond with its corners on the square's edges": ([[2, 0], [4, 2], [2, 4], [0, 2]], square(0, 0, 4), 0.5),
     "corner of one exactly on the other's edge": ([[2, 2], [4, 0], [6, 2], [4, 4]], square(0, 0, 4), 0.2),
     "edge lying on the other's edge line, beyond its end": (square(0, 0, 2), [[3, 0], [5, 0], [5, 1], [3, 1]], 0.0),
-    "cross of two rectangles sharing no corner": ([[0, 1], [4, 1], [4, 2], [0, 2]], [[1, 0], [2, 0], [2, 4], [1, 4]], 1 / 7),
+    "cross of two rectangles sharing no corner": (
+        [[0, 1], [4, 1], [4, 2], [0, 2]],
+        [[1, 0], [2, 0], [2, 4], [1, 4]],
+        1 / 7,
+    ),
     "triangle (a repeated corner) on a square's diagonal": ([[0, 0], [4, 0], [4, 4], [4, 4]], square(0, 0, 4), 0.5),
     "tilted boxes sharing a tilted edge": ([[0, 0], [2, 1], [1, 3], [-1, 2]], [[0, 0], [2, 1], [3, -1], [1, -2]], 0.0),
-    "tilted boxes overlapping along a tilted edge line": ([[0, 0], [4, 2], [3, 4], [-1, 2]], [[2, 1], [6, 3], [5, 5], [1, 3]], 1 / 3),
+    "tilted boxes overlapping along a tilted edge line": (
+        [[0, 0], [4, 2], [3, 4], [-1, 2]],
+        [[2, 1], [6, 3], [5, 5], [1, 3]],
+        1 / 3,
+    ),
 }
 
 

@@ -37,7 +37,9 @@ def test_tie_is_won_by_lowest_index_whatever_the_pair_order():
     assert m.pred_index[0] == 1
 
 
-@pytest.mark.parametrize("iou, threshold, matched", [(0.1, 0.1, False), (0.1000001, 0.1, True), (0.5, 0.5, False), (0.0, 0.0, False)])
+@pytest.mark.parametrize(
+    "iou, threshold, matched", [(0.1, 0.1, False), (0.1000001, 0.1, True), (0.5, 0.5, False), (0.0, 0.0, False)]
+)
 def test_threshold_is_strict(iou, threshold, matched):
     assert run([(0, 0, iou)], 1, 1, threshold).matched[0] == matched
 
@@ -72,7 +74,9 @@ def brute_force(g, p, v, n_gt, threshold, one_to_one):
             best[gi] = (pi, vi)
     best_iou = [best[i][1] if i in best else 0.0 for i in range(n_gt)]
     if not one_to_one:
-        return [(best[i][0], best[i][1]) if i in best and best[i][1] > threshold else None for i in range(n_gt)], best_iou
+        return [
+            (best[i][0], best[i][1]) if i in best and best[i][1] > threshold else None for i in range(n_gt)
+        ], best_iou
     out, taken = [None] * n_gt, set()
     for gi, pi, vi in sorted((t for t in pairs if t[2] > threshold), key=lambda t: (-t[2], t[0], t[1])):
         if out[gi] is None and pi not in taken:

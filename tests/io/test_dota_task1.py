@@ -3,9 +3,9 @@
 import pytest
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io.dota import read_dota
 from hbb2obb.io.dota_task1 import read_task1
-from hbb2obb.frames.pairing import plan_any
 
 MAP = {0: "plane", 1: "small-vehicle"}
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.io.text import LabelFile
 from hbb2obb.io import (
     ImageSizes,
     load_label_map,
@@ -15,6 +14,7 @@ from hbb2obb.io import (
     scale_to_pixels,
     write_yolo_obb,
 )
+from hbb2obb.io.text import LabelFile
 
 GOOD = "0 10 20 30 20 30 40 10 40\n"
 
@@ -257,7 +257,10 @@ def test_batch_reads_each_file_as_alone_and_raises_the_first_broken_strict_file(
         files = np.zeros(len(paths) + 2, dtype=bool)
         files[index] = True
         boxes = batch.boxes(files)
-        assert np.array_equal(boxes.corners, label_file.boxes.corners) and boxes.line.tolist() == label_file.boxes.line.tolist()
+        assert (
+            np.array_equal(boxes.corners, label_file.boxes.corners)
+            and boxes.line.tolist() == label_file.boxes.line.tolist()
+        )
         assert [str(p) for p in batch.problems[index]] == [str(p) for p in label_file.problems]
         assert batch.normalized[index] == label_file.normalized
     only_dota = np.zeros(len(paths) + 2, dtype=bool)
@@ -437,7 +440,9 @@ def test_plain_integers_convert_every_short_integer_exactly():
     tokens = [str(i) for i in range(10000)] + [f"{i:08d}" for i in rng.integers(0, 10**8, 5000)]
     tokens += ["-" + t for t in tokens[::7]] + ["99999999", "-99999999", "-0"]
     rows = numeric_rows([" ".join(tokens).encode(), b"1 2 3 4\n"])  # widest token: 8 digits
-    assert np.array_equal(rows.values.view(np.uint64), np.array([float(t) for t in tokens] + [1, 2, 3, 4]).view(np.uint64))
+    assert np.array_equal(
+        rows.values.view(np.uint64), np.array([float(t) for t in tokens] + [1, 2, 3, 4]).view(np.uint64)
+    )
     narrow = numeric_rows([" ".join(tokens[:10000]).encode()])  # at most 4 digits: 4-byte words
     assert np.array_equal(narrow.values, np.arange(10000.0))
 
@@ -486,7 +491,10 @@ def test_batch_of_plain_files_reads_each_file_as_alone(tmp_path, declined):
         files[index] = True
         boxes = batch.boxes(files)
         assert np.array_equal(boxes.corners.view(np.uint64), alone.boxes.corners.view(np.uint64))
-        assert boxes.class_id.tolist() == alone.boxes.class_id.tolist() and boxes.line.tolist() == alone.boxes.line.tolist()
+        assert (
+            boxes.class_id.tolist() == alone.boxes.class_id.tolist()
+            and boxes.line.tolist() == alone.boxes.line.tolist()
+        )
         assert (boxes.score is None) == (alone.boxes.score is None)
         assert [str(p) for p in batch.problems[index]] == [str(p) for p in alone.problems]
         assert batch.normalized[index] == alone.normalized

@@ -7,16 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import rect
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io import load_label_map, read_obb_labels, read_yolo_obb
 from hbb2obb.io.text import MAX_COORDINATE, looks_normalized
 from hbb2obb.io.yolo_obb import read_obb_batch
 
+from conftest import rect
+
 BOX = rect(10, 10, 40, 20)
 
 
-@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\u2028", "\x85", "\x1c"], ids=["ff", "vt", "u2028", "nel", "fs"])
+@pytest.mark.parametrize(
+    "separator", ["\x0c", "\x0b", "\u2028", "\x85", "\x1c"], ids=["ff", "vt", "u2028", "nel", "fs"]
+)
 def test_only_lf_crlf_and_cr_end_a_line(tmp_path, separator):
     path = tmp_path / "a.txt"
     path.write_text(BOX + separator + "\n0 1 2\n", encoding="utf-8")

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED
 
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.coco import read_coco
@@ -24,6 +23,8 @@ from hbb2obb.io.label_sets import (
 )
 from hbb2obb.io.labelme import read_labelme
 from hbb2obb.io.voc import read_voc
+
+from conftest import SHARED
 
 DATA = SHARED / "data"
 SAMPLES = {  # sample, label folder, kind

@@ -3,10 +3,10 @@
 import pytest
 
 from hbb2obb.errors import InputError
+from hbb2obb.gates.golden import load_golden
 from hbb2obb.io.coco import load_json
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.text_file import read_text_file
-from hbb2obb.gates.golden import load_golden
 
 
 def _missing(root):

@@ -52,7 +52,9 @@ def test_metrics_json_of_any_finite_numbers(values):
     assert metrics_json_bytes(metrics) == json.dumps(metrics, indent=2).encode("ascii")
 
 
-YAML_CASES = {name: case for name, case in CASES.items() if name not in ("tuple", "copies-at-other-indents")}  # safe_dump refuses tuples
+YAML_CASES = {
+    name: case for name, case in CASES.items() if name not in ("tuple", "copies-at-other-indents")
+}  # safe_dump refuses tuples
 YAML_CASES["int-keys-and-lists-in-lists"] = {"class_stats": {0: {"ious": [0.5] * 70}, 2: {"v": [[0.25] * 70]}}}
 YAML_CASES["long-line-indent"] = {"a": {"b": {"c": {"d": rng.random(100).tolist(), "e": 1}}}, "f": [1.5] * 64}
 

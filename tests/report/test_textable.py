@@ -6,7 +6,7 @@ def test_columns_align_right_by_default_after_the_first():
     lines = text.splitlines()
     assert lines[0] == "Name          N"
     assert lines[2] == "long name  1234"
-    assert len({len(l) for l in lines}) == 1
+    assert len({len(row) for row in lines}) == 1
 
 
 def test_empty_rows_render_the_header():

@@ -5,11 +5,12 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import ROOT, rect, rotated_rect
 from hbb2obb import evaluate_obb
 from hbb2obb.errors import InputError, LabelFormatError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, Hbb2ObbWarning, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
+
+from conftest import rect, rotated_rect
 from oracles import shapely_reference
 
 

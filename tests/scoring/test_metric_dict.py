@@ -2,9 +2,10 @@
 
 import pytest
 
-from conftest import obb_line, rect, rotated_rect, shapely_iou
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
+
+from conftest import obb_line, rect, rotated_rect, shapely_iou
 
 
 def _run(write_labels, files, **settings):

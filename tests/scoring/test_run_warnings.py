@@ -2,11 +2,12 @@
 
 import pytest
 
-from conftest import rect
 from hbb2obb import evaluate_obb
 from hbb2obb.io import ImageSizes
 from hbb2obb.scoring.evaluate import Hbb2ObbWarning, evaluate_frames
 from hbb2obb.scoring.run_warnings import run_warnings
+
+from conftest import rect
 
 
 def test_a_clean_run_has_no_warnings(write_labels):

@@ -13,9 +13,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import rect, shapely_iou
 from hbb2obb.cli.eval import main
 from hbb2obb.scoring.metric_dict import evaluate_obb
+
+from conftest import rect, shapely_iou
 
 W, H = 1000, 500
 REFERENCE_CLASS_KEYS = ["matches", "gt_total", "pred_total", "iou_sum", "iou_values", "angle_errors"]
@@ -42,7 +43,11 @@ EDGE_BOX = np.array([[950.0, 200.0], [1000.4, 230.0], [985.0, 255.0], [934.6, 22
 
 def test_normalized_predictions_past_the_edge_are_scaled(write_labels):
     gt = box_line(EDGE_BOX) + "\n" + rect(100, 100, 40, 20) + "\n"
-    pred = box_line(EDGE_BOX / [W, H]) + "\n" + box_line(np.array([[100, 100], [140, 100], [140, 120], [100, 120]]) / [W, H])
+    pred = (
+        box_line(EDGE_BOX / [W, H])
+        + "\n"
+        + box_line(np.array([[100, 100], [140, 100], [140, 120], [100, 120]]) / [W, H])
+    )
     root = write_labels({"gt/a.txt": gt, "pred/a.txt": pred + "\n"})
     metrics, err = metrics_of(root / "gt", root / "pred", "-iw", W, "-ih", H)
     assert metrics["total_matches"] == 2  # the 1.0004 corner used to make the file read as pixels: 0 matches

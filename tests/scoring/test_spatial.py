@@ -8,13 +8,14 @@ import pytest
 from click.testing import CliRunner
 from shapely.geometry import Polygon
 
-from conftest import rect, rotated_rect
 from hbb2obb import evaluate_obb
 from hbb2obb.cli.eval import main
 from hbb2obb.errors import UsageError
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.scoring.overlap_metrics import RowOverlap, overlap_statistics
+
+from conftest import rect, rotated_rect
 
 # Five ground-truth boxes far apart, each with a story (IoUs of axis-aligned rectangles, by hand):
 GT = "\n".join([

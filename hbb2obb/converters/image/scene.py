@@ -25,6 +25,7 @@ from hbb2obb.converters.image.box import REASON_NO_MASK
 from hbb2obb.converters.image.fit import long_axis, long_edge, wrap_quarter
 from hbb2obb.converters.image.params import ImageParams
 
+
 def estimate_tightness(xyxy, params: ImageParams) -> str:
     """``"tight"`` when the HBBs look boxed from polygons with whole-pixel corners, else ``"loose"``.
 
@@ -237,12 +238,17 @@ def side_by_side_breadths(results, params: ImageParams) -> list:
     centres, axes, lengths, breadths = [], [], [], []
     for result in results:
         if result.corners is None:
-            centres.append((math.nan, math.nan)); axes.append(math.nan); lengths.append(0.0); breadths.append(0.0)
+            centres.append((math.nan, math.nan))
+            axes.append(math.nan)
+            lengths.append(0.0)
+            breadths.append(0.0)
             continue
         corners = np.asarray(result.corners, dtype=np.float64)
         edge, other = long_edge(corners)
-        centres.append(tuple(corners.mean(axis=0))); axes.append(math.atan2(edge[1], edge[0]))
-        lengths.append(math.hypot(*edge)); breadths.append(math.hypot(*other))
+        centres.append(tuple(corners.mean(axis=0)))
+        axes.append(math.atan2(edge[1], edge[0]))
+        lengths.append(math.hypot(*edge))
+        breadths.append(math.hypot(*other))
     centres, axes = np.array(centres, dtype=np.float64).reshape(-1, 2), np.array(axes)
     caps = []
     for index in range(len(results)):

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from hbb2obb.converters.image.converter import convert_boxes
 from hbb2obb.converters.image.box import (
     REASON_CLASS_LESS_SUPPORTED,
     REASON_LESS_SUPPORTED,
@@ -23,11 +22,14 @@ from hbb2obb.converters.image.box import (
     refit_at_breadth,
     segment_box,
 )
+from hbb2obb.converters.image.converter import convert_boxes
 from hbb2obb.converters.image.fit import Window, edge_axis, edge_support, long_axis, region_contrast, wrap_quarter
 from hbb2obb.converters.image.params import ImageParams
-from hbb2obb.geometry.hull import mask_outline_points, minimum_area_rectangle
 from hbb2obb.errors import UsageError
-from conftest import rotated_rect, shapely_iou as iou
+from hbb2obb.geometry.hull import mask_outline_points, minimum_area_rectangle
+
+from conftest import rotated_rect
+from conftest import shapely_iou as iou
 
 PARAMS = ImageParams()
 TIGHT, LOOSE = replace(PARAMS, tightness="tight"), replace(PARAMS, tightness="loose")
@@ -327,8 +329,8 @@ def test_small_boxes_are_not_resampled_finer_than_the_image_down_to_a_least_wind
 
 
 def test_a_refused_fit_in_a_row_takes_the_rows_axis_and_a_box_without_mask_does_not():
-    from hbb2obb.converters.image.converter import _rescue_by_rows
     from hbb2obb.converters.image.box import REASON_CLASS_LESS_SUPPORTED, BoxResult
+    from hbb2obb.converters.image.converter import _rescue_by_rows
 
     image, truths = marina(15, n=5, gap=24.0)
     hbbs = [tight_hbb(t) for t in truths] + [(300.0, 10.0, 340.0, 40.0)]  # the last: open water

@@ -22,7 +22,9 @@ from hbb2obb.converters.image.fit import dominant_axis, fit_rectangle, rough_sid
 from hbb2obb.converters.image.params import PUBLIC_PARAMETERS, ImageParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.metric_dict import evaluate_obb
-from conftest import rotated_rect, shapely_iou as iou
+
+from conftest import rotated_rect
+from conftest import shapely_iou as iou
 
 
 def rectangle(centre, length, breadth, angle_deg) -> np.ndarray:
@@ -119,7 +121,7 @@ def road_scene(vehicles, size=(480, 320), seed=0):
     draw = ImageDraw.Draw(image)
     draw.line([(0, size[1] * 0.8), (size[0], size[1] * 0.75)], fill=(215, 215, 210), width=3)
     shadow = Image.new("L", size, 0)
-    for centre, length, breadth, angle, colour in vehicles:
+    for centre, length, breadth, angle, _colour in vehicles:
         ImageDraw.Draw(shadow).polygon([tuple(p + [6, 5]) for p in rounded(centre, length, breadth, angle)], fill=120)
     shadow = shadow.filter(ImageFilter.GaussianBlur(3))
     image = Image.composite(image.point(lambda v: v // 2), image, shadow)
@@ -178,7 +180,9 @@ def test_loose_boxes_are_refitted_at_their_classs_pooled_breadth():
     assert pooled.tightness == "loose" and not pooled.fallback.any() and not alone.fallback.any()
     scores = [np.mean([iou(c, t) for c, t in zip(r.corners, truths)]) for r in (pooled, alone)]
     assert scores[0] > scores[1] + 0.03, scores  # measured 0.951 against 0.906
-    breadths = [[min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in r.corners[6:]] for r in (pooled, alone)]
+    breadths = [
+        [min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in r.corners[6:]] for r in (pooled, alone)
+    ]
     assert max(breadths[0]) < 28.0 < min(breadths[1])  # measured 26.7-26.8 against 31.9-32.5 (truth 26)
     # classes are pooled apart, and a class of fewer than four boxes keeps its own fits
     assert np.array_equal(apart.corners, alone.corners)
@@ -403,13 +407,18 @@ def test_on_the_real_dota_sample_every_class_beats_its_hbb_and_meets_its_target(
 
     names = yaml.safe_load((dota_sample_dir / "classes.yaml").read_text(encoding="utf-8"))
     names = names if isinstance(names, dict) else dict(enumerate(names))
-    ImageConverter().convert(dota_sample_dir / "labels_hbb", tmp_path / "obb", {}, img_source=dota_sample_dir / "images")
+    ImageConverter().convert(
+        dota_sample_dir / "labels_hbb", tmp_path / "obb", {}, img_source=dota_sample_dir / "images"
+    )
     get_converter("identity").convert(dota_sample_dir / "labels_hbb", tmp_path / "as_is", {})
     converted = evaluate_obb(dota_sample_dir / "labels_obb_gt", tmp_path / "obb")["class_stats"]
     as_is = evaluate_obb(dota_sample_dir / "labels_obb_gt", tmp_path / "as_is")["class_stats"]
     by_name = {names[int(class_id)]: class_id for class_id in converted}
     for class_id, stats in converted.items():
         assert stats["avg_iou"] >= as_is[class_id]["avg_iou"], names[int(class_id)]
-    mean = lambda *classes: np.mean(sum((converted[by_name[c]]["ious"] for c in classes), []))
+
+    def mean(*classes):
+        return np.mean(sum((converted[by_name[c]]["ious"] for c in classes), []))
+
     assert mean("ship") >= 0.60 and mean("helicopter") >= 0.75 and mean("plane") >= 0.86
     assert mean("large-vehicle", "small-vehicle") >= 0.92

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from hbb2obb.converters.image.fit import fit_rectangle, fit_rectangle_at_breadth, long_edge
-from conftest import rotated_rect, shapely_iou as iou
+
+from conftest import rotated_rect
+from conftest import shapely_iou as iou
 
 
 def bounds(corners) -> tuple:

@@ -18,6 +18,7 @@ from hbb2obb.converters.image.scene import (
     pooled_breadths,
     row_axes,
 )
+
 from conftest import rotated_rect
 
 PARAMS = ImageParams()
@@ -95,7 +96,10 @@ def test_fits_that_are_their_hbbs_do_not_vote_in_the_class_check():
 def test_fallbacks_take_the_axis_their_rows_agree_on_modulo_90_degrees():
     def rect(cx, cy, degrees, long=20.0, short=8.0):
         t = math.radians(degrees)
-        along, across = np.array([math.cos(t), math.sin(t)]) * long / 2, np.array([-math.sin(t), math.cos(t)]) * short / 2
+        along, across = (
+            np.array([math.cos(t), math.sin(t)]) * long / 2,
+            np.array([-math.sin(t), math.cos(t)]) * short / 2,
+        )
         centre = np.array([cx, cy])
         return np.array([centre - along - across, centre + along - across, centre + along + across,
                          centre - along + across])

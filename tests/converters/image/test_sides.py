@@ -7,14 +7,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from hbb2obb.converters.image.converter import convert_boxes
 from hbb2obb.converters.image.box import BoxResult
+from hbb2obb.converters.image.converter import convert_boxes
 from hbb2obb.converters.image.params import ImageParams
 from hbb2obb.converters.image.sides import OFFSETS, band_offsets, banded_result, extended_to_bands
-from conftest import rotated_rect, shapely_iou as iou
+
+from conftest import rotated_rect
+from conftest import shapely_iou as iou
 
 PARAMS = ImageParams()
 REACH = PARAMS.band_reach
