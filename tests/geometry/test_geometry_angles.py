@@ -26,12 +26,6 @@ def rectangle(cx, cy, w, h, degrees):
     return half @ np.array([[c, s], [-s, c]]) + [cx, cy]
 
 
-def reference_orientation(corners) -> float:
-    """The wording of docs/metrics.md §2, one box at a time, in plain Python."""
-    (x1, y1), (x2, y2), (x3, y3) = corners[0], corners[1], corners[2]
-    first, second = (x2 - x1, y2 - y1), (x3 - x2, y3 - y2)
-    dx, dy = second if second[0] ** 2 + second[1] ** 2 > first[0] ** 2 + first[1] ** 2 else first
-    return math.degrees(math.atan2(dy, dx)) % 180.0
 
 
 angles = st.floats(-720, 720, allow_nan=False)
@@ -85,7 +79,7 @@ def test_orientation_range_and_spec_agreement(u):
     theta = orientation(boxes)
     assert theta.shape == (len(boxes),)
     assert ((theta >= 0) & (theta < 180)).all()
-    expected = np.array([reference_orientation(b) for b in boxes])
+    expected = np.array([reference_tool_orientation(b) for b in boxes])
     assert np.allclose(angle_difference(theta, expected), 0, atol=1e-9)
 
 
