@@ -33,12 +33,7 @@ def erode(mask: np.ndarray, size: int) -> np.ndarray:
     >>> int(erode(m, 3).sum()), int(erode(m, 1).sum())
     (1, 9)
     """
-    mask = np.asarray(mask, dtype=bool)
-    if size <= 1 or mask.size == 0:
-        return mask.copy()
-    cv2, kernel = _square(size)
-    pixels = np.ascontiguousarray(mask).view(np.uint8)
-    return cv2.erode(pixels, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0).view(bool)
+    return _morphology("erode", mask, size)
 
 
 def dilate(mask: np.ndarray, size: int) -> np.ndarray:
@@ -50,12 +45,17 @@ def dilate(mask: np.ndarray, size: int) -> np.ndarray:
     >>> int(dilate(m, 3).sum())
     9
     """
+    return _morphology("dilate", mask, size)
+
+
+def _morphology(name: str, mask: np.ndarray, size: int) -> np.ndarray:
+    """OpenCV's ``erode`` or ``dilate`` (``name``) of a boolean mask by a ``size x size`` square, outside = False."""
     mask = np.asarray(mask, dtype=bool)
     if size <= 1 or mask.size == 0:
         return mask.copy()
     cv2, kernel = _square(size)
     pixels = np.ascontiguousarray(mask).view(np.uint8)
-    return cv2.dilate(pixels, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0).view(bool)
+    return getattr(cv2, name)(pixels, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0).view(bool)
 
 
 def opening(mask: np.ndarray, size: int) -> np.ndarray:
