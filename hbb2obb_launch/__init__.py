@@ -19,6 +19,7 @@ This module imports nothing heavy: it sits on the start-up path of every command
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -102,11 +103,86 @@ def reference_command_called(entry_point: str) -> None:
               f"of its own ({README_SECTION})")
 
 
-def _launch(module: str, attribute: str):
+# glibc's mallopt parameter numbers (malloc.h) and the values set: 32 MB, 256 MB
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 256 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Let glibc keep freed memory for reuse instead of handing it back to the system at once.
+
+    Scoring allocates and frees numpy temporaries of a few hundred kB to a few MB by the thousand.
+    By default glibc maps each one fresh and unmaps it when freed, so every one faults its pages
+    in again. Does nothing where the C library is not glibc, or when the user chose malloc settings
+    (``GLIBC_TUNABLES``, ``MALLOC_*_``). Returns whether the settings were applied.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    if "GLIBC_TUNABLES" in os.environ or any(name.startswith("MALLOC_") for name in os.environ):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+                    and libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+    except (OSError, AttributeError):  # musl or another C library: keep its defaults
+        return False
+
+
+def end_at_once(main) -> None:
+    """Run a click command in standalone mode, flush the output, and end the process at once.
+
+    A large run leaves hundreds of thousands of Python objects behind (the metric dict's per-pair
+    lists); freeing them one by one at interpreter exit is work for nothing. The exit status is
+    the command's; only what Python does after that (atexit hooks, freeing memory) is skipped,
+    so this serves only commands that leave nothing to atexit hooks (no worker pools).
+    """
+    try:
+        main()
+        status = 0
+    except SystemExit as done:
+        status = done.code
+    if status is None:
+        status = 0
+    elif not isinstance(status, int):  # sys.exit("message"): printed as Python prints it
+        sys.stderr.write(f"{status}\n")
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: Python's own exit would report 120
+        status = status or 120
+    os._exit(status)
+
+
+def _launch(module: str, attribute: str, *, ends_at_once: bool = False):
+    """Start a command as a process of its own (the console scripts; tests call the commands directly).
+
+    What a process does here and no library call should:
+
+    * ``keep_freed_memory`` (glibc keeps freed blocks for reuse);
+    * the cycle collector is off while the command is imported: importing numpy, click and ours
+      creates some 100,000 objects and no garbage, yet the collector would walk them dozens of
+      times; ``gc.freeze`` then moves them out of the way of the run's collections;
+    * with ``ends_at_once``, :func:`end_at_once`.
+
+    Each of these alone buys less than a tenth of a small evaluation; together about 15%
+    (docs/performance.md).
+    """
     ensure_ours()
+    keep_freed_memory()
     from importlib import import_module
 
-    return getattr(import_module(module), attribute)()
+    gc.disable()
+    try:
+        command = getattr(import_module(module), attribute)
+    finally:
+        gc.enable()
+    gc.freeze()
+    if ends_at_once:
+        end_at_once(command)
+    return command()
 
 
 def convert() -> None:
@@ -116,7 +192,7 @@ def convert() -> None:
 
 def evaluate() -> None:
     """``hbb2obb-eval``."""
-    return _launch("hbb2obb.cli.eval", "main")
+    return _launch("hbb2obb.cli.eval", "main", ends_at_once=True)
 
 
 def analyze() -> None:

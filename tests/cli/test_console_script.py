@@ -47,3 +47,37 @@ def test_console_script_input_error_is_one_line_and_2(tmp_path):
     run = subprocess.run(EVAL_SCRIPT + [str(tmp_path / "absent"), str(tmp_path), "-nb"], capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "absent: ground-truth folder not found" in run.stderr
+
+
+def _ending(body: str) -> list[str]:
+    """A process that runs ``body`` as the command given to :func:`hbb2obb_launch.end_at_once`."""
+    script = f"import sys, hbb2obb_launch\ndef main():\n    {body}\nhbb2obb_launch.end_at_once(main)"
+    return [sys.executable, "-c", script]
+
+
+@pytest.mark.parametrize("body, status, stdout, stderr", [
+    ("print('x' * 300000, end='')", 0, "x" * 300000, ""),  # buffered output is flushed before the end
+    ("sys.exit(3)", 3, "", ""),
+    ("sys.exit(None)", 0, "", ""),
+    ("sys.exit('went wrong')", 1, "", "went wrong\n"),  # as Python itself reports sys.exit(str)
+])
+def test_end_at_once_keeps_output_and_status(body, status, stdout, stderr):
+    run = subprocess.run(_ending(body), capture_output=True, text=True)
+    assert (run.returncode, run.stdout, run.stderr) == (status, stdout, stderr)
+
+
+def test_end_at_once_reports_a_closed_pipe():
+    # the reader of stdout is gone before the flush: Python's own exit says 120, so must this
+    run = subprocess.run(_ending("import os; os.close(1); sys.stdout = open(os.devnull, 'w'); "
+                                 "sys.stdout.close()"), capture_output=True, text=True)
+    assert run.returncode == 120
+
+
+def test_malloc_settings_of_the_user_are_kept(monkeypatch):
+    import hbb2obb_launch
+
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
+    assert hbb2obb_launch.keep_freed_memory() is False
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=0")
+    assert hbb2obb_launch.keep_freed_memory() is False
