@@ -167,8 +167,7 @@ def _launch(module: str, attribute: str, *, ends_at_once: bool = False):
       times; ``gc.freeze`` then moves them out of the way of the run's collections;
     * with ``ends_at_once``, :func:`end_at_once`.
 
-    Each of these alone buys less than a tenth of a small evaluation; together about 15%
-    (docs/performance.md).
+    Each of these alone buys little; together they are worth keeping (docs/performance.md).
     """
     ensure_ours()
     keep_freed_memory()

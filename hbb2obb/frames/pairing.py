@@ -252,10 +252,9 @@ def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, p
     the frames without one; orphans are found by set difference, and only when the counts say
     there are some, so a complete set costs no Python step per frame beyond building its specs.
     """
-    # One lookup per frame tells both what a frame's prediction file is and whether it lacks one.
-    # Comparing the two key sets first was a second pass as slow as this one (on 100,000 frames
-    # the pairing's median fell by 25-160 ms without it): few instructions, but every lookup
-    # misses the cache, the names' strings lying scattered in memory.
+    # One lookup per frame tells both what a frame's prediction file is and whether it lacks one;
+    # comparing the two key sets first would be a second pass as slow as this one (each lookup
+    # misses the cache, the names' strings lying scattered in memory).
     found = list(map(pred_files.get, gt_files))  # None: no prediction file
     lacking = set() if None not in found else {name for name, path in zip(gt_files, found) if path is None}
     same = not lacking and len(pred_files) == len(gt_files)  # the usual case: every frame has both files
@@ -304,7 +303,7 @@ def _is_submission(gt_files: dict, pred_files: dict) -> bool:
     That is ``Task1_<class>.txt`` files, none named like ground truth.
     """
     # a name both sides have rules it out at once (the usual case): no look at every name then,
-    # and no import of the Task1 reader (4 million instructions, a hundredth of a 10-box run)
+    # and no import of the Task1 reader on a run that does not need it
     if not pred_files.keys().isdisjoint(gt_files.keys()):
         return False
     from hbb2obb.io.dota_task1 import TASK1_FILE
