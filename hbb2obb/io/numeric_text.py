@@ -2,8 +2,9 @@
 
 Clean files of numbers are tokenized in one numpy pass over their bytes and converted by one C
 call (or by digit arithmetic), instead of line by line in Python. Only files made of the bytes
-below qualify; anything else (a byte order mark is stripped first) goes to the careful per-line
-readers of :mod:`hbb2obb.io.text`, which produce the exact messages of the bad-input rule.
+below qualify; a file with anything else (a byte order mark is stripped first) is screened line
+by line by its reader, which gives the exact messages of the bad-input rule and hands the good
+lines back to this tokenizer.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from hbb2obb.io.text import (
     coordinate_reason,
     describe_bad_class_id,
     describe_bad_number,
-    looks_normalized,
     parse_class_id,
     parse_number,
     read_blobs,
@@ -75,56 +74,47 @@ def read_yolo_obb(path: str | Path, *, strict: bool) -> LabelFile:
     (1, ["2: field 7 is not finite: 'nan'"])
     """
     path = Path(path)
-    fast = _FastRows.parse(read_blobs([path]))
-    if fast.clean[0]:
-        return LabelFile(path, fast.boxes(np.ones(1, dtype=bool)), (), _as_flag(fast.normalized[0]))
-    return _read_carefully(path, strict)
+    problems: tuple = ()
+    class_id = None
+    rows = _FastRows.parse(read_blobs([path]))
+    if not rows.clean[0]:  # a line the bulk pass cannot take: screened by the rule, the good lines parsed again
+        blob, class_id, problems = _screen(path, strict)
+        rows = _FastRows.parse([blob])
+        if not rows.clean[0]:  # never: the rule takes no line the bulk pass refuses; loud, not a silent loss
+            raise AssertionError(f"{path}: screened lines refused by the bulk pass")
+    boxes = rows.boxes(slice(0, 1))
+    if class_id is not None:
+        boxes = Boxes(corners=boxes.corners, class_id=class_id, score=boxes.score, line=boxes.line)
+    return LabelFile(path, boxes, problems, _as_flag(rows.normalized[0]))
 
 
-def _read_carefully(path: Path, strict: bool) -> LabelFile:
-    """Line by line, with the exact message for every broken line."""
+def _screen(path: Path, strict: bool) -> tuple:
+    """A file the bulk pass refused, line by line by the rule: its good lines as the bulk pass takes them.
+
+    Returns the text (each good line rewritten with single spaces, each broken line blank, so
+    lines keep their numbers), the good lines' class ids (``int()`` of the token: exact for every
+    int64, where the float of the bulk pass rounds beyond 2**53; the text holds ``0`` in their
+    place) and the problems. Broken lines are reported in the order the readers always used:
+    unreadable bytes and wrong field counts first, then the other reasons, each in line order.
+    """
     sink = ProblemSink(path, strict)
-    rows: list[list[str]] = []
-    lines: list[int] = []
+    lines: list[str] = []
+    class_ids: list[int] = []
+    broken: list[tuple[int, str]] = []
     for number, fields in split_lines(path, sink):
         if len(fields) not in OBB_FIELDS:
             sink.report(number, _field_count_reason(len(fields)))
             continue
-        rows.append(fields)
-        lines.append(number)
-    return _rows_to_file(path, rows, lines, sink)
-
-
-def _rows_to_file(path: Path, rows: list[list[str]], lines: list[int], sink: ProblemSink) -> LabelFile:
-    keep = _bulk_or_checked(rows, lines, sink)
-    rows = [rows[i] for i in keep]
-    lines = [lines[i] for i in keep]
-    if rows:
-        class_id = np.array([r[0] for r in rows], dtype=np.int64)
-        corners = np.array([r[1:9] for r in rows], dtype=np.float64).reshape(-1, 4, 2)
-        with_confidence = all(len(r) == 10 for r in rows)
-        score = np.array([r[9] for r in rows], dtype=np.float64) if with_confidence else None
-    else:
-        class_id, corners, score = np.zeros(0, np.int64), np.zeros((0, 4, 2)), None
-    boxes = Boxes(corners=corners, class_id=class_id, score=score, line=np.array(lines, dtype=np.int64))
-    return LabelFile(path, boxes, tuple(sink.problems), looks_normalized(corners))
-
-
-def _bulk_or_checked(rows: list[list[str]], lines: list[int], sink: ProblemSink) -> list[int]:
-    """Indices of the good rows, each checked token by token.
-
-    No bulk ``np.array(..., float)`` shortcut: it converts with Python's ``float()``, which takes
-    spellings no label writer produces (``1_00``); files reach this reader only when the bulk
-    tokenizer refused them, so they are few.
-    """
-    keep = []
-    for index, fields in enumerate(rows):
         reason = _row_reason(fields)
-        if reason is None:
-            keep.append(index)
-        else:
-            sink.report(lines[index], reason)
-    return keep
+        if reason is not None:
+            broken.append((number, reason))
+            continue
+        lines += [""] * (number - 1 - len(lines))
+        lines.append(" ".join(["0", *fields[1:]]))
+        class_ids.append(parse_class_id(fields[0]))
+    for number, reason in broken:
+        sink.report(number, reason)
+    return "\n".join(lines).encode("ascii"), np.array(class_ids, dtype=np.int64), tuple(sink.problems)
 
 
 def read_obb_labels(path: str | Path, *, strict: bool, label_map: Optional[dict] = None) -> LabelFile:
@@ -154,9 +144,9 @@ def _as_flag(code) -> Optional[bool]:
 class _FastRows:
     """The boxes of every file the bulk path could read entirely, file after file (private).
 
-    A file is left to the careful reader (``clean`` False) when any of its lines is not a
-    well-formed YOLO-OBB row: wrong field count, a class id not written as an integer, a value
-    that is not a finite number, or any text the bulk tokenizer does not take.
+    A file is left out (``clean`` False), to be screened line by line and read again, when any
+    of its lines is not a well-formed YOLO-OBB row: wrong field count, a class id not written as
+    an integer, a value that is not a finite number, or any text the bulk tokenizer does not take.
     """
 
     corners: np.ndarray  # (r, 4, 2)
@@ -239,7 +229,7 @@ class _FastRows:
     def _checked(rows, width: int) -> tuple:
         """The well-formed rows' values (and theirs alone), confidence mask, files, lines, and the clean files.
 
-        A file with any row that is not a well-formed YOLO-OBB row is left out whole, for the careful reader.
+        A file with any row that is not a well-formed YOLO-OBB row is left out whole, to be screened.
         Rows of plain short integers of one valid width need no test and are taken by the caller.
         """
         fields = rows.row_fields
@@ -261,7 +251,7 @@ class _FastRows:
             and coordinates.size
             and (coordinates.max() > MAX_COORDINATE or coordinates.min() < -MAX_COORDINATE)
         ):
-            good &= (np.abs(coordinates) <= MAX_COORDINATE).all(axis=1)  # rare: the careful reader says why
+            good &= (np.abs(coordinates) <= MAX_COORDINATE).all(axis=1)  # rare: the screen says why
         clean = rows.clean.copy()
         if not good.all():
             clean[rows.row_file[~good]] = False
@@ -354,8 +344,8 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
         it is not the order of ``paths``.
     blobs : sequence of bytes or None, optional
         The files' bytes, one per path, when the caller has read them already (``None`` where
-        a file could not be read: the careful reader then reports why). Ignored for a ``None``
-        path (no boxes) and a ``.dota`` file (always the careful reader).
+        a file could not be read: :func:`read_obb_labels` then reports why). Ignored for a ``None``
+        path (no boxes) and a ``.dota`` file (always read by :func:`read_obb_labels`).
 
     Returns
     -------
@@ -379,7 +369,7 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     joined = "\0".join([*named, ""])
     # every path a .txt (the planner's): no .dota among them, found by one count instead of lower() of them all
     if joined.count(".txt\0") < len(named) and ".dota\0" in joined.lower():  # a look at each path only when one is
-        dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always the careful reader
+        dota = [p is not None and p.lower().endswith(".dota") for p in paths]  # always read_obb_labels
     else:
         dota = [False] * len(paths)
     if blobs is None:
@@ -395,27 +385,27 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
         rank = np.empty(len(paths), dtype=np.int64)
         rank[np.asarray(order, dtype=np.int64)] = np.arange(len(paths))
         unclean = unclean[np.argsort(rank[unclean], kind="stable")]
-    careful = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
+    apart = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
                for i in unclean.tolist()}
     difficult = np.zeros(len(fast.file), dtype=bool)
     has_difficult = np.zeros(len(paths), dtype=bool)
     problems = [()] * len(paths)
-    if careful:
-        fast, difficult = _merge(fast, careful)
-        for i, label_file in careful.items():
+    if apart:
+        fast, difficult = _merge(fast, apart)
+        for i, label_file in apart.items():
             has_difficult[i] = label_file.boxes.difficult is not None
             problems[i] = label_file.problems
     return LabelBatch(paths, fast, difficult, has_difficult, tuple(problems))
 
 
-def _merge(fast: _FastRows, careful: dict) -> tuple:
-    """The bulk rows with the carefully read files put in their places (file order)."""
-    parts = [(f, lf.boxes) for f, lf in careful.items()]
+def _merge(fast: _FastRows, apart: dict) -> tuple:
+    """The bulk rows with the files read apart (DOTA, screened YOLO-OBB, boxes given) put in their places."""
+    parts = [(f, lf.boxes) for f, lf in apart.items()]
     nan = [np.full(len(b), np.nan) if b.score is None else b.score for _, b in parts]
     file = np.concatenate([fast.file] + [np.full(len(b), f, dtype=np.int64) for f, b in parts])
     order = np.argsort(file, kind="stable")
     normalized, has_score = fast.normalized.copy(), fast.has_score.copy()
-    for f, label_file in careful.items():
+    for f, label_file in apart.items():
         normalized[f] = -1 if label_file.normalized is None else int(label_file.normalized)
         has_score[f] = len(label_file.boxes) > 0 and label_file.boxes.score is not None
     merged = _FastRows(

@@ -16,6 +16,8 @@ from hbb2obb.io import (
 )
 from hbb2obb.io.text import LabelFile
 
+from oracles import yolo_obb_rule
+
 GOOD = "0 10 20 30 20 30 40 10 40\n"
 
 
@@ -185,8 +187,9 @@ def test_image_sizes_from_headers_and_fixed(tmp_path):
     assert not ImageSizes().known
 
 
-# The bulk path (many clean files tokenized at once) must read every file exactly as the
-# careful line-by-line reader does; anything it cannot take falls back to that reader.
+# The bulk path (many clean files tokenized at once) must read every file exactly as the rule,
+# restated line by line in tests/oracles/yolo_obb_rule.py, does; a file with a line it cannot take
+# is screened line by line and its good lines read by the bulk path again.
 BULK_CASES = {
     "integers": "0 10 20 30 20 30 40 10 40\n3 1 2 3 4 5 6 7 8\n",
     "decimals-and-exponents": "1 10.25 -2.5e1 3e-2 +4 .5 5. 6E2 7\n",
@@ -225,11 +228,9 @@ def _same_label_file(a, b):
 
 @pytest.mark.parametrize("content", BULK_CASES.values(), ids=BULK_CASES.keys())
 def test_bulk_path_reads_as_the_careful_reader(tmp_path, content):
-    from hbb2obb.io.yolo_obb import _read_carefully
-
     path = tmp_path / "f.txt"
     path.write_bytes(content.encode("utf-8"))
-    careful = _read_carefully(path, strict=False)
+    careful = yolo_obb_rule.read(path, content.encode("utf-8"))
     _same_label_file(read_yolo_obb(path, strict=False), careful)
     if careful.problems:
         with pytest.raises(LabelFormatError) as info:
@@ -299,11 +300,9 @@ PLAIN_CASES = {
 
 @pytest.mark.parametrize("content", PLAIN_CASES.values(), ids=PLAIN_CASES.keys())
 def test_plain_integer_files_read_as_the_careful_reader(tmp_path, content):
-    from hbb2obb.io.yolo_obb import _read_carefully
-
     path = tmp_path / "f.txt"
     path.write_bytes(content.encode("utf-8"))
-    _same_label_file(read_yolo_obb(path, strict=False), _read_carefully(path, strict=False))
+    _same_label_file(read_yolo_obb(path, strict=False), yolo_obb_rule.read(path, content.encode("utf-8")))
 
 
 def _random_plain_files(rng, count):
