@@ -50,6 +50,11 @@ test: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
 
+## The documentation site into site/ (mkdocs, strict: a broken link or anchor fails); open site/index.html.
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
