@@ -102,6 +102,7 @@ def test_the_site_builds_strictly(tmp_path):
     for command in ("hbb2obb-eval", "hbb2obb-analyze", "hbb2obb-optimize", "hbb2obb-convert"):
         assert f'id="{command}"' in reference, f"the command-line reference lacks {command}"
     assert "--require" in reference and "--params_from" in reference
+    assert "Sentinel" not in reference, "click's unset defaults leaked into the reference (use :style: plain)"
 
 
 def test_readme_is_short_and_its_links_resolve():
