@@ -52,6 +52,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache
 
+## The documentation site into site/ (mkdocs, strict: a broken link or anchor fails); open site/index.html.
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
