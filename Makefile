@@ -39,7 +39,7 @@ demo: $(STAMP)
 	@echo "  eval/            metrics.yaml (the metric dict) and overlays/ (one picture per frame)"
 	@echo "  analysis/        analysis.md, analysis.yaml, analysis.png, worst_iou.png, worst_angle.png"
 
-## The README's pictures, drawn from the demo data: docs/worst_iou.png (contact sheet), docs/overlay.jpg.
+## The manual's pictures (README.md, docs/), drawn from the demo data: docs/worst_iou.png (contact sheet), docs/overlay.jpg.
 figures: $(STAMP)
 	$(BIN)/python -m hbb2obb.synthetic $(DEMO)/data --frames 12 --seed 7
 	$(BIN)/python tools/readme_figures.py $(DEMO)/data docs
@@ -51,6 +51,11 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache
+
+## The documentation site into site/ (mkdocs, strict: a broken link or anchor fails); open site/index.html.
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -185,7 +185,7 @@ def render(rows: list, mb: Callable, times: Callable) -> list:
 
 
 def summary_ratios(rows: list) -> dict:
-    """``{set label: {peer: ratio}}`` for a closing line or a README table."""
+    """``{set label: {peer: ratio}}`` for a closing line or the table of docs/performance.md."""
     return {row.label: {peer: timing.median / row.ours.median for peer, (timing, _) in row.peers.items()}
             for row in rows}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draw the README's two pictures from the generated demo data (``make figures``).
+"""Draw the manual's two pictures (README.md, docs/) from the generated demo data (``make figures``).
 
 * ``DOCS/worst_iou.png``: the contact sheet ``hbb2obb-analyze --worst N -i IMAGES -o OUT`` writes
   as ``worst_iou.png`` (ground truth, prediction, HBB prompt), stored as a 256-colour PNG so the

@@ -85,7 +85,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
     be a folder of YOLO-OBB, DOTA, VOC or LabelMe files, or a COCO .json file; PRED_DIR may also
-    be a DOTA Task1 submission (Task1_<class>.txt files; needs -mp). With a confidence column,
+    be a DOTA Task1 submission (Task1_CLASS.txt files; needs -mp). With a confidence column,
     the report adds rotated AP (COCO and DOTA rules), precision, recall and F1. Exit status:
     0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
     """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-#: How to run the reference's SAM conversion from a sweep of ours (the README shows it in full).
+#: How to run the reference's SAM conversion from a sweep of ours (docs/reference-tool.md shows it in full).
 SAM_SWEEP_HINT = ("install the reference in its own virtual environment and sweep it with "
                   "'hbb2obb-optimize --converter command --command \"REF_VENV/bin/hbb2obb {img_source} "
                   "--hbb_dir {hbb_dir} --obb_dir {out_dir} --sam_models {sam_model} ...\" --grid sam_model=sam_b' "

@@ -1,6 +1,6 @@
 """benchmarks/bench_ties.py: a peer's difference passes only when proven exact ties explain all of it.
 
-Small fake metric dicts and one real label pair (the README's 9/10 pair, written to tmp_path):
+Small fake metric dicts and one real label pair (docs/reference-tool.md's 9/10 pair, written to tmp_path):
 the proof is computed from those files, so changing one corner takes it away.
 """
 

@@ -518,7 +518,7 @@ def test_scratch_space_stays_in_the_run_folder_and_a_kill_leaves_none_after_resu
     log = tmp_path / "out_dirs.txt"
     script = tmp_path / "logging_converter.py"
     # The wrapper replaces itself with the fake converter (exec) rather than starting it as a
-    # child: the kernel's kill-with-parent covers the sweep's own child only (README: "programs
+    # child: the kernel's kill-with-parent covers the sweep's own child only (docs/sweeps.md: "programs
     # it starts itself are not covered"), and a grandchild outliving the SIGKILLed sweep would
     # sleep on and then write into this test's folder after it was removed.
     script.write_text("import os, sys\n"

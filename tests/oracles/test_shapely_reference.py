@@ -1,7 +1,7 @@
 """tests/oracles/shapely_reference.py settles pairs on a decision bound in exact rationals.
 
 The oracle's own exact arithmetic against IoUs computed by hand (integer rectangles by their
-overlap widths, the README's 9/10 pair by its clipped corner), and its metric dict on files
+overlap widths, the manual's 9/10 pair by its clipped corner), and its metric dict on files
 holding such a pair: the rung counts it, where shapely's float alone would not.
 """
 
@@ -15,9 +15,9 @@ from hbb2obb.geometry.exact import exact_iou as package_exact_iou
 
 from oracles import shapely_reference as oracle
 
-# The benchmark's pair (README, "Agreement with the reference tool"): IoU exactly 9/10.
-README_GT = "1095 494 1095 397 1132 397 1132 494".split()
-README_PRED = "1131 400 1131 492 1095 493 1093 401".split()
+# The benchmark's pair (docs/reference-tool.md, "Agreement"): IoU exactly 9/10.
+DOCS_GT = "1095 494 1095 397 1132 397 1132 494".split()
+DOCS_PRED = "1131 400 1131 492 1095 493 1093 401".split()
 
 
 def texts(corners):
@@ -43,11 +43,11 @@ def test_readme_pair_is_exactly_nine_tenths_and_shapely_puts_it_below():
     # By hand: the GT is 37 x 97 = 3589; the prediction's shoelace area is 3405; clipping its
     # edge (1093,401)->(1131,400) at x = 1095 gives (1095, 401 - 1/19), so the overlap is the quad
     # (1131,400) (1131,492) (1095,493) (1095, 401 - 1/19) of area 62946/19.
-    gt, pred = oracle.exact_hull(oracle.exact_quad(README_GT)), oracle.exact_hull(oracle.exact_quad(README_PRED))
+    gt, pred = oracle.exact_hull(oracle.exact_quad(DOCS_GT)), oracle.exact_hull(oracle.exact_quad(DOCS_PRED))
     assert oracle.exact_area(gt) == 3589 and oracle.exact_area(pred) == 3405
     overlap = Fraction(62946, 19)
-    assert oracle.exact_iou(README_GT, README_PRED) == overlap / (3589 + 3405 - overlap) == Fraction(9, 10)
-    assert float_iou(README_GT, README_PRED) < 0.9  # the float alone misses the rung
+    assert oracle.exact_iou(DOCS_GT, DOCS_PRED) == overlap / (3589 + 3405 - overlap) == Fraction(9, 10)
+    assert float_iou(DOCS_GT, DOCS_PRED) < 0.9  # the float alone misses the rung
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -92,20 +92,20 @@ def test_a_bow_tie_is_its_rectangle_and_a_concave_or_flat_box_has_no_exact_value
 
 def test_settle_only_near_a_bound_and_decide_on_the_exact_value():
     # Far from every bound: untouched, no exact value.
-    assert oracle.settle(0.7, README_GT, README_PRED, [0.1, "0.90"]) == (0.7, None)
+    assert oracle.settle(0.7, DOCS_GT, DOCS_PRED, [0.1, "0.90"]) == (0.7, None)
     # shapely's own float: settled to the float nearest 9/10, counted at the rung.
-    iou, exact = oracle.settle(float_iou(README_GT, README_PRED), README_GT, README_PRED, [0.1, "0.90"])
+    iou, exact = oracle.settle(float_iou(DOCS_GT, DOCS_PRED), DOCS_GT, DOCS_PRED, [0.1, "0.90"])
     assert (iou, exact) == (0.9, Fraction(9, 10))
     assert oracle.at_least(iou, exact, "0.90")
     # The other side of the same kind of error: a float a hair above a match threshold of 0.9
     # is not a match (the rule is strictly greater), as 9/10 is not above 9/10.
-    iou, exact = oracle.settle(0.9000000000000003, README_GT, README_PRED, [0.9])
+    iou, exact = oracle.settle(0.9000000000000003, DOCS_GT, DOCS_PRED, [0.9])
     assert exact == Fraction(9, 10) and not oracle.above(iou, exact, 0.9)
     assert oracle.above(0.9000000000000003, None, 0.9)  # what the float alone would decide
 
 
 def test_metric_dict_counts_the_tie_at_the_rung(tmp_path):
-    gt, pred = write_pair(tmp_path, "0 " + " ".join(README_GT), "0 " + " ".join(README_PRED))
+    gt, pred = write_pair(tmp_path, "0 " + " ".join(DOCS_GT), "0 " + " ".join(DOCS_PRED))
     result = oracle.reference_evaluate(gt, pred)
     assert result["total_matches"] == 1
     assert result["iou_fractions"] == {"0.50": 1.0, "0.75": 1.0, "0.85": 1.0, "0.90": 1.0}
@@ -152,6 +152,6 @@ def test_agrees_with_the_package_clipping_on_random_convex_quads():
 
 def test_match_threshold_tie_is_no_match(tmp_path):
     # IoU exactly 9/10 against -t 0.9: a match needs strictly more, whatever the float says.
-    gt, pred = write_pair(tmp_path, "0 " + " ".join(README_GT), "0 " + " ".join(README_PRED))
+    gt, pred = write_pair(tmp_path, "0 " + " ".join(DOCS_GT), "0 " + " ".join(DOCS_PRED))
     assert oracle.reference_evaluate(gt, pred, iou_threshold=0.9)["total_matches"] == 0
     assert oracle.reference_evaluate(gt, pred, iou_threshold=0.89)["total_matches"] == 1

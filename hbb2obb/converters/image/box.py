@@ -336,7 +336,7 @@ def fit_box(segmentation: Segmentation, params: ImageParams, *, prefer_axis: Opt
     to (:func:`~hbb2obb.converters.image.fit.mask_agreement`): the share of the mask it holds
     (a loose HBB), or the mean of that share and their IoU (a tight HBB, whose rectangle is
     nearly fixed by the HBB, so that one holding much more than the mask should also score
-    lower). Chosen on synthetic and the tuned real frames (README, converter section): the
+    lower). Chosen on synthetic and the tuned real frames (CHANGELOG.md, converter history): the
     fit's edge and colour margins over the HBB, the old confidence, ranked the boxes no better
     than chance.
     """

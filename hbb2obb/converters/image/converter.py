@@ -34,7 +34,7 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    rectangle is nearly fixed by the HBB, so that a rectangle holding more than the object also
    counts). A fallback scores 0; a box without a mask of its own (inscribed at its rows' axis)
    scores its edge support against the HBB's, capped at 1; a box narrowed to its side-by-side
-   neighbours scores 1 (``narrowed_confidence``). Measured in the README's converter section.
+   neighbours scores 1 (``narrowed_confidence``). Measured in docs/converter.md (Confidence).
 
 Per frame (:mod:`hbb2obb.converters.image.scene`): ``auto`` tightness is read from the HBBs;
 boxes whose own pixels left the diagonal open take their neighbours' orientation; a class
@@ -56,7 +56,7 @@ tyres an oblique view shows, which colour clusters give to the background
 A box written as its HBB is counted as a fallback, with its reason. Every setting, from the
 public parameters to the tuned numbers, is a field of
 :class:`~hbb2obb.converters.image.params.ImageParams`; the alternatives that were measured and
-the numbers are there and in the README's converter section.
+the numbers are there, in docs/converter.md and in CHANGELOG.md's converter history.
 """
 
 from __future__ import annotations

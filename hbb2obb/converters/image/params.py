@@ -13,7 +13,7 @@ measurement or a test changes one with :func:`dataclasses.replace`::
     (False, True)
 
 The numbers' comments say what was measured when they were chosen (mean IoU against the
-ground truth unless said otherwise; the README's converter section has the sets).
+ground truth unless said otherwise; docs/converter.md has the sets, CHANGELOG.md the history).
 """
 
 from __future__ import annotations

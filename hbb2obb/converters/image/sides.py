@@ -5,7 +5,7 @@ slightly oblique view shows, and the shadow right under the body). Colour cluste
 band to the background, because it looks like the road's shadows, so a mask ends where the
 bright body ends; labelled rectangles end in the band's darkest part. On Songdo 00164 the
 fitted bottom sides of the bright cars near the image axes stopped a median 0.049 breadths
-short of the truth while their top sides lay on it (README, converter section).
+short of the truth while their top sides lay on it (CHANGELOG.md, converter history).
 
 The rule, per side of a fitted rectangle: average the grey level along the side's middle 60%
 at offsets from inside the side to 0.3 breadths past it; when within ``band_reach`` breadths

@@ -391,7 +391,7 @@ def test_on_the_synthetic_dataset(tmp_path):
 
 def test_on_the_real_sample(sample_dir, tmp_path):
     """Issue 15's targets on the two 4K Songdo frames, default settings: mean IoU >= 0.875, angle
-    p90 <= 5 deg, no fallback (measured 0.882 and 3.1 deg; the README has the numbers)."""
+    p90 <= 5 deg, no fallback (measured 0.882 and 3.1 deg; docs/converter.md has the numbers)."""
     report = ImageConverter().convert(sample_dir / "labels_hbb", tmp_path, {}, img_source=sample_dir / "images")
     metrics = evaluate_obb(sample_dir / "labels_obb_gt", tmp_path)
     assert (report.files, report.boxes, report.fallbacks) == (2, 122, 0)
@@ -402,7 +402,7 @@ def test_on_the_real_sample(sample_dir, tmp_path):
 def test_on_the_real_dota_sample_every_class_beats_its_hbb_and_meets_its_target(dota_sample_dir, tmp_path):
     """Issue 15's per-class targets on the three DOTA frames (tight HBBs), default settings, each
     class also at least its HBB emitted as is (measured: ships 0.860, planes 0.876, helicopters
-    0.860, vehicles 0.922; the README has the table)."""
+    0.860, vehicles 0.922; docs/converter.md has the table)."""
     import yaml
 
     names = yaml.safe_load((dota_sample_dir / "classes.yaml").read_text(encoding="utf-8"))
