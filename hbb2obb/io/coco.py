@@ -115,7 +115,7 @@ def frame_stem(file_name: str) -> Optional[str]:
 
     Examples
     --------
-    >>> frame_stem("train/0001.jpg"), frame_stem("C:\\x\\b.png"), frame_stem(".jpg"), frame_stem("")
+    >>> frame_stem("train/0001.jpg"), frame_stem("C:\\\\x\\\\b.png"), frame_stem(".jpg"), frame_stem("")
     ('0001', 'b', None, None)
     """
     name = file_name.replace("\\", "/").rsplit("/", 1)[-1]
