@@ -155,6 +155,9 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
             present = formats_present(path)
             if not present:
                 return files, (), True, broken  # no labels at all: every frame missing (an error for GT)
+            if len(present) > 1:  # which one the user meant is not ours to guess
+                raise InputError(f"{path}: the {role} folder holds labels in several formats "
+                                 f"({', '.join(present)}); choose one with --gt_format/--pred_format")
             fmt = present[0]
     elif not path.exists():
         raise InputError(f"{path}: {role} folder not found")

@@ -28,6 +28,7 @@ from typing import Any
 
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text_file import read_text_file
+from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.report.serialize import read_metrics_yaml
 
 _SHOWN_CHARS = 60  # longest value printed in full in a report line
@@ -61,11 +62,18 @@ def load_golden(path) -> dict:
             data = _json_loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{exc.lineno}: golden file is not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise too_deep(path, "golden file") from None
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise InputError(f"{path}: golden file is not valid JSON ({exc})") from None
     else:
         import yaml  # only for YAML golden files: the import costs every hbb2obb-eval start-up
 
+        refuse_alias_bomb(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader), path, "golden file")
         try:
             data = read_metrics_yaml(text)
+        except RecursionError:
+            raise too_deep(path, "golden file") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

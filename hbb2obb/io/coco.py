@@ -8,6 +8,7 @@ horizontal one is ``bbox`` ``[x, y, w, h]`` alone. Problems are named by JSON pa
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -19,23 +20,42 @@ from hbb2obb.io.frame_labels import (
     axis_rect,
     integer_corners,
     integer_envelope,
+    json_numbers,
+    json_size,
     make_boxes,
     names_lookup,
     pixel_size,
+    shown_json,
 )
 from hbb2obb.io.text import ProblemSink
 from hbb2obb.io.text_file import read_text_file
+from hbb2obb.io.yaml_text import too_deep
 
 COCO_KEYS = ("images", "annotations", "categories")
+_INT64_LIMIT = 2**63  # class and image ids are stored as int64
 
 
-def load_json(path: Path):
-    """The parsed JSON of a file; :class:`InputError` at ``file:line`` when it is not JSON."""
-    text = read_text_file(path, "JSON file")
+def load_json(path: Path, what: str = "JSON file"):
+    """The parsed JSON of a file; :class:`InputError` at ``file:line`` when it is not JSON.
+
+    UTF-8, or UTF-16/32 with a byte order mark (:func:`~hbb2obb.io.text_file.read_text_file`);
+    nesting too deep for Python's stack, and integers of more digits than Python converts, are
+    errors naming the file rather than tracebacks.
+    """
+    text = read_text_file(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise too_deep(path, what) from None
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion": rare, so read again
+        return json.loads(text, parse_int=_integer_or_infinity)  # such a number is then refused where it is
+
+
+def _integer_or_infinity(token: str):
+    """A JSON integer; one of more digits than Python converts is beyond any float: infinity."""
+    return int(token) if len(token) <= 4000 else math.inf if token[0] != "-" else -math.inf
 
 
 def is_coco(data) -> bool:
@@ -43,26 +63,39 @@ def is_coco(data) -> bool:
     return isinstance(data, dict) and all(key in data for key in COCO_KEYS)
 
 
-def _finite_numbers(values, count: Optional[int] = None) -> Optional[list]:
-    if not isinstance(values, list) or (count is not None and len(values) != count):
-        return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return None
-    return [float(v) for v in values] if np.isfinite(values).all() else None
+def _is_id(value) -> bool:
+    """A JSON integer id that fits an int64 (``true`` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -_INT64_LIMIT < value < _INT64_LIMIT
 
 
 def _categories(data: dict, path: Path, label_map: dict) -> tuple[dict, dict]:
-    """``{category id: class id}`` and the class names, from the label map or the file's order."""
+    """``{category id: class id}`` and the class names, from the label map or the ids themselves.
+
+    Without a map a category's class id is its id minus one: :func:`write_coco` writes class
+    ``c`` as category ``c + 1``, so classes survive YOLO -> COCO -> YOLO (the reference tool
+    numbers categories by their position instead, which renumbers a set whose classes have gaps).
+    A category id or name given twice (names compared ignoring case, as the label map compares
+    them) is an error: its annotations would otherwise go to one class or the other silently.
+    """
     categories = data["categories"]
     if not isinstance(categories, list):
         raise InputError(f"{path}:categories: must be a list")
+    seen_ids, seen_names = {}, {}
     for index, category in enumerate(categories):
-        if not isinstance(category, dict) or not isinstance(category.get("id"), int):
+        if not isinstance(category, dict) or not _is_id(category.get("id")):
             raise InputError(f"{path}:categories[{index}]: needs an integer 'id'")
-    ordered = sorted(categories, key=lambda c: c["id"])
-    if not label_map:  # no map: class ids follow the categories' id order, as the reference reads them
-        return ({c["id"]: i for i, c in enumerate(ordered)},
-                {i: str(c.get("name", c["id"])) for i, c in enumerate(ordered)})
+        first = seen_ids.setdefault(category["id"], index)
+        if first != index:
+            raise InputError(f"{path}:categories[{index}]: category id {category['id']} is given twice "
+                             f"(first at categories[{first}])")
+        name = str(category.get("name", category["id"])).strip()
+        first = seen_names.setdefault(name.lower(), index)
+        if first != index:
+            raise InputError(f"{path}:categories[{index}]: category name {name!r} is given twice "
+                             f"(first at categories[{first}]; names are compared ignoring case)")
+    if not label_map:
+        return ({c["id"]: c["id"] - 1 for c in categories},
+                {c["id"] - 1: str(c.get("name", c["id"])) for c in sorted(categories, key=lambda c: c["id"])})
     lookup = names_lookup(label_map)
     mapping = {}
     for index, category in enumerate(categories):
@@ -73,7 +106,26 @@ def _categories(data: dict, path: Path, label_map: dict) -> tuple[dict, dict]:
     return mapping, dict(label_map)
 
 
-def _images(data: dict, path: Path) -> dict:
+def frame_stem(file_name: str) -> Optional[str]:
+    """The frame an image's ``file_name`` names: its last part without suffix, or ``None`` when odd.
+
+    Folders (``train/a.jpg``, ``../a.jpg``, ``/data/a.jpg``, ``C:\\data\\a.jpg``) are dropped: a
+    frame is known by its name alone. An empty name, one starting with a dot (``.jpg`` would be
+    written as the hidden ``.txt``), ``.`` or ``..``, and control characters are refused.
+
+    Examples
+    --------
+    >>> frame_stem("train/0001.jpg"), frame_stem("C:\\\\x\\\\b.png"), frame_stem(".jpg"), frame_stem("")
+    ('0001', 'b', None, None)
+    """
+    name = file_name.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = Path(name).stem if name not in (".", "..") else ""
+    if not stem or stem.startswith(".") or any(ord(c) < 32 or ord(c) == 127 for c in stem):
+        return None
+    return stem
+
+
+def _images(data: dict, path: Path, sink: ProblemSink) -> dict:
     """``{image id: (stem, size)}`` in file order; a repeated id or name is an error."""
     images = data["images"]
     if not isinstance(images, list):
@@ -81,36 +133,56 @@ def _images(data: dict, path: Path) -> dict:
     found, stems = {}, set()
     for index, image in enumerate(images):
         where = f"{path}:images[{index}]"
-        if not isinstance(image, dict) or not isinstance(image.get("id"), int) or not isinstance(
-                image.get("file_name"), str):
+        if not isinstance(image, dict) or not _is_id(image.get("id")) or not isinstance(image.get("file_name"), str):
             raise InputError(f"{where}: needs an integer 'id' and a 'file_name'")
-        stem = Path(image["file_name"]).stem
+        stem = frame_stem(image["file_name"])
+        if stem is None:
+            raise InputError(f"{where}.file_name: {image['file_name'][:60]!r} names no image file "
+                             "(empty, hidden, '.' or '..', or with control characters)")
         if image["id"] in found or stem in stems:
             raise InputError(f"{where}: image id {image['id']} or name {stem!r} appears twice")
-        width, height = image.get("width"), image.get("height")
-        size = (width, height) if isinstance(width, (int, float)) and isinstance(height, (int, float)) and \
-            width > 0 and height > 0 else None
+        size, reason = json_size(image.get("width"), image.get("height"))
+        if reason is not None:
+            sink.report(f"images[{index}].width", reason)
         found[image["id"]] = (stem, size)
         stems.add(stem)
     return found
 
 
-def _annotation_corners(annotation: dict) -> tuple[Optional[list], Optional[str]]:
-    """The annotation's quad, or the reason it has none (the key at fault, the problem)."""
+def _segmentation_reason(segmentation) -> str:
+    """Why a segmentation is not one 4-corner polygon, in the user's terms."""
+    if isinstance(segmentation, dict):
+        return "an RLE mask is not an oriented box (expected one polygon of 8 numbers)"
+    if isinstance(segmentation, list) and all(isinstance(p, list) for p in segmentation):
+        if len(segmentation) > 1:
+            return f"{len(segmentation)} polygons; an oriented box is one polygon of 8 numbers"
+        return f"a polygon of {len(segmentation[0])} numbers; an oriented box is one of 8 (4 corners)"
+    return "expected one polygon of 8 numbers, as [[x1, y1, ..., x4, y4]]"
+
+
+def _annotation_corners(annotation: dict) -> tuple[Optional[list], Optional[str], Optional[str]]:
+    """The annotation's quad, or the key at fault and the reason it has none.
+
+    One 8-number polygon in ``segmentation`` is an oriented box; no segmentation (absent,
+    ``null`` or ``[]``) is the horizontal ``bbox``. Anything else (6 or 10 numbers, several
+    polygons, an RLE mask) is broken: neither the bbox nor the first polygon is what it means.
+    """
     segmentation = annotation.get("segmentation")
-    if isinstance(segmentation, list) and segmentation and isinstance(segmentation[0], list) \
-            and len(segmentation[0]) == 8:
-        values = _finite_numbers(segmentation[0], 8)
-        if values is None:
-            return None, "segmentation[0]: the polygon must be 8 finite numbers"
-        return np.reshape(values, (4, 2)).tolist(), None
-    bbox = _finite_numbers(annotation.get("bbox"), 4)
-    if bbox is None:
-        return None, "bbox: expected [x, y, width, height] of finite numbers (or an 8-number segmentation)"
+    if segmentation not in (None, []):
+        if not (isinstance(segmentation, list) and len(segmentation) == 1 and isinstance(segmentation[0], list)
+                and len(segmentation[0]) == 8):
+            return None, "segmentation", _segmentation_reason(segmentation)
+        values, reason = json_numbers(segmentation[0], 8, "polygon")
+        if reason is not None:
+            return None, "segmentation", reason
+        return np.reshape(values, (4, 2)).tolist(), None, None
+    bbox, reason = json_numbers(annotation.get("bbox"), 4, "bbox")
+    if reason is not None:
+        return None, "bbox", f"expected [x, y, width, height] (or an 8-number segmentation): {reason}"
     x, y, w, h = bbox
     if w < 0 or h < 0:
-        return None, "bbox: width and height must not be negative"
-    return axis_rect(x, y, x + w, y + h), None
+        return None, "bbox", "width and height must not be negative"
+    return axis_rect(x, y, x + w, y + h), None, None
 
 
 def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = None) -> tuple[list, dict, tuple]:
@@ -123,13 +195,14 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
         Raise :class:`~hbb2obb.errors.LabelFormatError` at the first broken annotation (ground
         truth), or skip it and list it in ``problems`` (predictions).
     label_map : dict of int to str, optional
-        Category names become these class ids. Without it, class ids are the categories'
-        positions in id order (category ids 1..n written by :func:`write_coco` give 0..n-1).
+        Category names become these class ids. Without it, a class id is its category id minus
+        one, the inverse of :func:`write_coco`.
 
     Returns
     -------
     frames : list of FrameLabels
-        In the order of ``images``; ``boxes.line`` is the 1-based position in ``annotations``.
+        In the order of ``images``; ``boxes.line`` is the 1-based position in ``annotations``;
+        ``boxes.difficult`` is ``iscrowd`` (a crowd region: neither hit nor miss).
     names : dict of int to str
     problems : tuple of LabelProblem
         The skipped annotations, named by JSON path.
@@ -139,11 +212,11 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     if not is_coco(data):
         raise InputError(f"{path}: not a COCO instance file (needs 'images', 'annotations' and 'categories')")
     class_of, names = _categories(data, path, label_map or {})
-    images = _images(data, path)
+    sink = ProblemSink(path, strict)
+    images = _images(data, path, sink)
     annotations = data["annotations"]
     if not isinstance(annotations, list):
         raise InputError(f"{path}:annotations: must be a list")
-    sink = ProblemSink(path, strict)
     per_image = {image_id: ([], [], [], [], []) for image_id in images}
     for index, annotation in enumerate(annotations):
         where = f"annotations[{index}]"
@@ -151,22 +224,28 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
             sink.report(where, "not an object")
             continue
         image_id, category = annotation.get("image_id"), annotation.get("category_id")
-        if image_id not in images:
-            sink.report(f"{where}.image_id", f"no image with id {image_id!r}")
+        if not _is_id(image_id) or image_id not in images:
+            sink.report(f"{where}.image_id", f"no image with id {shown_json(image_id)}")
             continue
-        if category not in class_of:
-            sink.report(f"{where}.category_id", f"no category with id {category!r}")
+        if not _is_id(category) or category not in class_of:
+            sink.report(f"{where}.category_id", f"no category with id {shown_json(category)}")
             continue
-        corners, reason = _annotation_corners(annotation)
+        corners, key, reason = _annotation_corners(annotation)
         if corners is None:
-            sink.report(f"{where}.{reason.split(':', 1)[0]}", reason.split(": ", 1)[1])
+            sink.report(f"{where}.{key}", reason)
             continue
         score = annotation.get("score")
-        if score is not None and _finite_numbers([score]) is None:
-            sink.report(f"{where}.score", f"score is not a finite number: {score!r}")
+        if score is not None and json_numbers([score])[1] is not None:
+            sink.report(f"{where}.score", f"score is not a finite number: {shown_json(score)}")
+            continue
+        crowd = annotation.get("iscrowd", 0)
+        if crowd not in (0, 1) or isinstance(crowd, float):
+            sink.report(f"{where}.iscrowd", f"must be 0 or 1, found {shown_json(crowd)}")
             continue
         rows = per_image[image_id]
-        for column, value in zip(rows, (corners, class_of[category], index + 1, False,
+        # a crowd region is carried as the difficult flag: both are regions a detection may
+        # match without a hit or a miss (the COCO rule treats difficult boxes as crowd regions)
+        for column, value in zip(rows, (corners, class_of[category], index + 1, bool(crowd),
                                         None if score is None else float(score))):
             column.append(value)
     frames = []

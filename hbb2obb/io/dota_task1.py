@@ -17,7 +17,14 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.io.text import LabelProblem, ProblemSink, describe_bad_number, parse_number, split_lines
+from hbb2obb.io.text import (
+    LabelProblem,
+    ProblemSink,
+    coordinate_reason,
+    describe_bad_number,
+    parse_number,
+    split_lines,
+)
 
 TASK1_FILE = re.compile(r"^Task1_(.+)\.txt$")
 
@@ -98,6 +105,10 @@ def read_task1(folder: str | Path, label_map: Optional[dict]) -> Task1Detections
             bad = next((i for i, v in enumerate(values) if v is None), None)
             if bad is not None:
                 sink.report(number, describe_bad_number(fields[bad + 1], "score" if bad == 0 else f"field {bad + 2}"))
+                continue
+            reason = coordinate_reason(values[1:], 3)
+            if reason is not None:
+                sink.report(number, reason)
                 continue
             per_image.setdefault(fields[0], []).append((class_id, values[0], values[1:], number))
         problems.extend(sink.problems)

@@ -7,6 +7,7 @@ size and the file they came from.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -15,6 +16,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
+from hbb2obb.io.text import MAX_COORDINATE
 
 DEFAULT_PRECISION = 2  # decimals of a pixel every integer format is derived from (the reference's)
 
@@ -136,3 +138,54 @@ def names_lookup(label_map: dict) -> dict:
     lookup = {name.lower(): class_id for class_id, name in label_map.items()}
     lookup.update({name: class_id for class_id, name in label_map.items()})
     return lookup
+
+
+def json_numbers(values, count: Optional[int] = None, what: str = "value") -> tuple[Optional[list], Optional[str]]:
+    """Coordinates from parsed JSON as floats, or why they cannot be (the text formats' rule).
+
+    Each must be a JSON number (not ``true``), finite as a float (``1e400`` and a 400-digit
+    integer are not) and within :data:`~hbb2obb.io.text.MAX_COORDINATE`; ``count`` is the
+    length required.
+
+    Examples
+    --------
+    >>> json_numbers([1, 2.5], 2)
+    ([1.0, 2.5], None)
+    >>> json_numbers([1, 10**400], 2, "bbox")[1]
+    'bbox value 2 is not a finite number: an integer of more than 40 digits'
+    """
+    if not isinstance(values, list) or (count is not None and len(values) != count):
+        found = f"{len(values)} values" if isinstance(values, list) else type(values).__name__
+        return None, f"expected {count} numbers, found {found}"
+    numbers = []
+    for position, value in enumerate(values, start=1):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None, f"{what} value {position} is not a number: {shown_json(value)}"
+        number = float(value) if not isinstance(value, int) or abs(value) < 2**1023 else math.inf
+        if not math.isfinite(number):
+            return None, f"{what} value {position} is not a finite number: {shown_json(value)}"
+        if abs(number) > MAX_COORDINATE:
+            return None, (f"{what} value {position} is out of range: {number:g} "
+                          f"(coordinates beyond +-{MAX_COORDINATE:g} are refused)")
+        numbers.append(number)
+    return numbers, None
+
+
+def json_size(width, height) -> tuple[Optional[tuple], Optional[str]]:
+    """A frame size recorded in a file: ``((w, h), None)``, ``(None, None)`` when absent, or ``(None, reason)``."""
+    if width is None and height is None:
+        return None, None
+    numbers, reason = json_numbers([width, height], 2, "size")
+    if reason is None and min(numbers) <= 0:
+        reason = "size must be positive"
+    if reason is not None:
+        return None, f"{reason} (width {shown_json(width)}, height {shown_json(height)})"
+    return tuple(int(v) if v.is_integer() else v for v in numbers), None
+
+
+def shown_json(value) -> str:
+    """A parsed JSON value as a message shows it, cut when long (a 5,000-digit integer)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return "an integer of more than 40 digits"  # str() of one beyond 4,300 digits would itself fail
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"

@@ -17,7 +17,6 @@ rounded copies shipped beside it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -25,7 +24,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.io.coco import is_coco, read_coco, write_coco
+from hbb2obb.io.coco import is_coco, load_json, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
 from hbb2obb.io.format_names import ALL_FORMATS  # the names live apart: the command line imports them alone
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
@@ -73,8 +72,8 @@ class LabelSet:
 
 def _json_kind(path: Path) -> Optional[str]:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError):
+        data = load_json(path)
+    except InputError:
         return None
     return "coco" if is_coco(data) else "labelme" if is_labelme(data) else None
 
@@ -84,9 +83,9 @@ def sniff_format(path: Path) -> Optional[str]:
 
     ``.xml`` is VOC and ``.dota`` DOTA; ``.json`` is COCO with its three keys, else LabelMe with
     ``shapes``; ``.txt`` is DOTA when the ninth field of its first box line is a word, YOLO when
-    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO). Only the first line decides, so
-    a label file broken further down is read, and its broken line reported, rather than passed
-    over as not being labels.
+    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO, one of DOTA headers alone DOTA).
+    Only the first line decides, so a label file broken further down is read, and its broken
+    line reported, rather than passed over as not being labels.
     """
     suffix = path.suffix.lower()
     if suffix == ".xml":
@@ -101,16 +100,20 @@ def sniff_format(path: Path) -> Optional[str]:
         text = path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
+    headers = False
     for line in text.splitlines():
         fields = line.split()
-        if not fields or ":" in fields[0]:  # blank, or a DOTA header line
+        if not fields:
+            continue
+        if ":" in fields[0]:  # a DOTA header line
+            headers = True
             continue
         if len(fields) >= 9 and parse_number(fields[8]) is None:
             return "dota"
         if len(fields) not in (5, 6, 9, 10) or any(parse_number(f) is None for f in fields):
             return None
         return "yolo"
-    return "yolo"
+    return "dota" if headers else "yolo"  # DOTA headers and no box: a DOTA frame without objects
 
 
 def label_files(folder: Path, fmt: str) -> list[Path]:
@@ -234,9 +237,13 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     if fmt == "coco":
         path = source
         if source.is_dir():
-            path = next((p for p in sorted(source.glob("*.json")) if sniff_format(p) == "coco"), None)
-            if path is None:
+            found = [p for p in sorted(source.glob("*.json")) if sniff_format(p) == "coco"]
+            if not found:
                 raise InputError(f"{source}: no COCO .json file found")
+            if len(found) > 1:  # the reference reads the first by name: which one is luck
+                raise InputError(f"{source}: holds {len(found)} COCO files ({', '.join(p.name for p in found[:4])}"
+                                 f"{', ...' if len(found) > 4 else ''}); give the one to read as the path")
+            path = found[0]
         frames, names, problems = read_coco(path, strict=strict, label_map=label_map)
         if progress:
             progress(1)

@@ -7,6 +7,9 @@ from typing import Optional
 
 from hbb2obb.errors import InputError
 from hbb2obb.io.text_file import read_text_file
+from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
+
+_INT64_LIMIT = 2**63  # class ids are stored as int64
 
 
 def _strict_loader(yaml):
@@ -46,7 +49,9 @@ def _class_id(key, path: Path) -> int:
         digits = text[1:] if text[:1] in "+-" else text
         if not (digits.isascii() and digits.isdigit()):
             raise InputError(f"{path}: label map key {key!r} is not an integer class id")
-        return int(text)
+        key = int(text) if len(digits) <= 19 else _INT64_LIMIT  # longer: beyond int64 (and int()'s digit limit)
+    if not -_INT64_LIMIT <= key < _INT64_LIMIT:
+        raise InputError(f"{path}: label map key {str(key)[:40]!r} is out of range (class ids are 64-bit integers)")
     return key
 
 
@@ -70,8 +75,12 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
 
     path = Path(path)
     text = read_text_file(path, "label map")
+    loader = _strict_loader(yaml)
+    refuse_alias_bomb(text, loader, path, "label map")
     try:
-        data = yaml.load(text, Loader=_strict_loader(yaml))
+        data = yaml.load(text, Loader=loader)
+    except RecursionError:
+        raise too_deep(path, "label map") from None
     except _DuplicateKey as dup:
         raise InputError(f"{path}:{dup.line}: label map key {dup.key!r} is given twice (first on line {dup.first})") \
             from None

@@ -8,6 +8,7 @@ come back as ``None`` when unreadable, and the careful reader that says why uses
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from hbb2obb.errors import InputError
@@ -51,8 +52,16 @@ def read_file_bytes(path, what: str) -> bytes:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
+# UTF-32 first: its little-endian mark begins with UTF-16's
+_BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF8, "utf-8"))
+
+
 def read_text_file(path, what: str) -> str:
-    """The UTF-8 text of ``path`` (a leading byte order mark dropped), or :class:`InputError`.
+    """The text of ``path``, or :class:`InputError`: UTF-8, or UTF-16/32 when a byte order mark says so.
+
+    Text without a byte order mark must be UTF-8 (Latin-1 is refused, not guessed); the mark
+    itself is dropped.
 
     Parameters
     ----------
@@ -82,7 +91,11 @@ def read_text_file(path, what: str) -> str:
     hbb2obb.errors.InputError: .../map.yaml: label map is not UTF-8 text (invalid continuation byte at byte 13)
     """
     data = read_file_bytes(path, what)
+    encoding = next((name for mark, name in _BYTE_ORDER_MARKS if data.startswith(mark)), "utf-8")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode(encoding).removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
+        if encoding != "utf-8":
+            raise InputError(f"{Path(path)}: {what} is not {encoding.upper()} text as its byte order mark says "
+                             f"({exc.reason} at byte {exc.start})") from None
         raise InputError(f"{Path(path)}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None

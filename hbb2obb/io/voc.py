@@ -18,31 +18,49 @@ from hbb2obb.io.frame_labels import (
     names_lookup,
     pixel_size,
 )
-from hbb2obb.io.text import ProblemSink, parse_number
+from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, coordinate_reason, parse_number
 from hbb2obb.io.text_file import read_file_bytes
 
 BOUNDS = ("xmin", "ymin", "xmax", "ymax")
 
 
+class _LineBuilder(ET.TreeBuilder):
+    """A tree builder that notes the source line of every element (ElementTree keeps none itself)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines: dict[int, int] = {}
+        self.parser = None
+
+    def start(self, tag, attrs):
+        element = super().start(tag, attrs)
+        self.lines[id(element)] = self.parser.parser.CurrentLineNumber  # the expat parser inside
+        return element
+
+
 def _parse_with_lines(path: Path):
-    """The XML root, and the source line of every element (ElementTree keeps none itself)."""
+    """The XML root, and the source line of every element.
+
+    Parsed by :mod:`defusedxml`: entity declarations (the "billion laughs") and external
+    entities (``SYSTEM "file:///etc/passwd"``) are refused, as no VOC writer makes them.
+    """
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import DefusedXMLParser
+
     data = read_file_bytes(path, "VOC file")
-    lines: dict[int, int] = {}
-    builder = ET.TreeBuilder()
-    parser = expat.ParserCreate()
-
-    def start(tag, attrs):
-        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
+    builder = _LineBuilder()
+    parser = DefusedXMLParser(target=builder)
+    builder.parser = parser
     try:
-        parser.Parse(data, True)
-        root = builder.close()
-    except expat.ExpatError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not valid XML ({expat.ErrorString(exc.code)})") from None
-    return root, lines
+        parser.feed(data)
+        root = parser.close()
+    except ET.ParseError as exc:
+        line = exc.position[0] if getattr(exc, "position", None) else 0
+        raise InputError(f"{path}:{line}: not valid XML ({expat.ErrorString(exc.code)})") from None
+    except DefusedXmlException as exc:
+        raise InputError(f"{path}: refused: the XML declares entities or refers to external ones ({exc}); "
+                         "a VOC file needs neither") from None
+    return root, builder.lines
 
 
 def voc_names(paths) -> dict:
@@ -93,6 +111,10 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
         if None in values:
             sink.report(line, "<bndbox> needs finite numbers xmin, ymin, xmax, ymax")
             continue
+        reason = coordinate_reason(values, 1)
+        if reason is not None:
+            sink.report(line, reason.replace("field ", "<bndbox> value "))
+            continue
         x0, y0, x1, y1 = values
         if x1 < x0 or y1 < y0:
             sink.report(line, f"<bndbox> has xmax < xmin or ymax < ymin ({x0:g} {y0:g} {x1:g} {y1:g})")
@@ -107,7 +129,7 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
         difficult.append(flag == "1")
     size = None
     width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
-    if width and height and width > 0 and height > 0:
+    if width and height and 0 < width <= MAX_COORDINATE and 0 < height <= MAX_COORDINATE:
         size = (
             int(width) if float(width).is_integer() else width,
             int(height) if float(height).is_integer() else height,

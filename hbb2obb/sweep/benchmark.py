@@ -32,6 +32,8 @@ import yaml
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.text_file import read_text_file
+from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary
 from hbb2obb.sweep.runner import (
@@ -275,12 +277,12 @@ class Benchmark:
 def load_benchmark(path: Path) -> Benchmark:
     """Read and check a benchmark file; every problem is a :class:`ConfigError` naming its line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the benchmark file ({exc.strerror})") from None
+    text = read_text_file(path, "benchmark file")
+    refuse_alias_bomb(text, _LineLoader, path, "benchmark file")
     try:
         config = yaml.load(text, Loader=_LineLoader)
+    except RecursionError:
+        raise too_deep(path, "benchmark file") from None
     except _DuplicateKey as exc:
         raise ConfigError(f"{path}:{exc}") from None
     except yaml.YAMLError as exc:

@@ -35,6 +35,8 @@ import yaml
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.text_file import read_text_file
+from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
@@ -347,10 +349,12 @@ def write_yaml_atomic(path: Path, document: dict) -> None:
 
 def read_yaml(path: Path) -> dict:
     """A YAML mapping from disk; a file that is not one is an :class:`InputError`."""
+    text = read_text_file(path, "YAML file")
+    refuse_alias_bomb(text, yaml.SafeLoader, path, "YAML file")
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        data = yaml.safe_load(text)
+    except RecursionError:
+        raise too_deep(path, "YAML file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -88,7 +88,7 @@ def test_broken_coco_predictions_are_skipped_and_counted_broken_ground_truth_sto
     code, out, err = _invoke(eval_main, [root / "gt.json", root / "pred.json", "-nb"])
     assert code == 2 and out == ""
     assert err.strip() == (f"hbb2obb-eval: error: {root / 'gt.json'}:annotations[1].bbox: expected [x, y, width, "
-                           "height] of finite numbers (or an 8-number segmentation)")
+                           "height] (or an 8-number segmentation): bbox value 3 is not a number: 'x'")
 
 
 def test_a_folder_of_txt_stays_on_the_batch_reader_and_a_wrong_format_is_an_error(write_labels):

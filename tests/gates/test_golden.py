@@ -62,7 +62,7 @@ def test_not_a_mapping_is_an_input_error_naming_the_file(tmp_path, name, text, m
 def test_missing_and_binary_golden_files(tmp_path):
     with pytest.raises(InputError, match="golden file not found"):
         load_golden(tmp_path / "absent.yaml")
-    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00\x81")
+    (tmp_path / "bin.yaml").write_bytes(b"\x00\x81\xff")  # (b"\xff\xfe..." is UTF-16 with its mark: read)
     with pytest.raises(InputError, match="not UTF-8"):
         load_golden(tmp_path / "bin.yaml")
     with pytest.raises(InputError, match="golden file is a folder, not a file"):

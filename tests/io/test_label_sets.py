@@ -123,7 +123,7 @@ def test_coco_reader_agrees_with_pycocotools_style_fields_and_names_json_paths(w
             "categories": [{"id": 3, "name": "car"}]}
     path = write_labels({"c.json": json.dumps(data)}) / "c.json"
     frames, names, problems = read_coco(path, strict=False)
-    assert names == {0: "car"} and frames[0].size == (10, 8)
+    assert names == {2: "car"} and frames[0].size == (10, 8)  # class id = category id - 1 (issue 34)
     assert frames[0].boxes.corners[0].tolist() == [[1, 2], [4, 2], [4, 6], [1, 6]]
     assert frames[0].boxes.corners[1].tolist() == [[0, 0], [4, 0], [4, 2], [0, 2]]
     assert frames[0].boxes.line.tolist() == [1, 2]

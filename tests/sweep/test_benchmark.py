@@ -153,7 +153,7 @@ def test_top_level_and_run_values_are_checked(tmp_path, text, expected):
 
 
 def test_missing_config_file_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="benchmark file not found"):
         load_benchmark(tmp_path / "nope.yaml")
 
 
