@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option
-from hbb2obb.errors import UsageError
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
     ALL_FORMATS,
@@ -20,13 +20,13 @@ from hbb2obb.io.label_sets import (
     canonical_set,
     complete_names,
     copy_difficult,
-    output_paths,
+    plan_outputs,
     read_set,
-    refuse_overwrite,
     resolve_names,
     set_kind,
     write_set,
 )
+from hbb2obb.io.written import OutputGuard
 
 PROGRAM = "hbb2obb-convert"
 MAX_PRECISION = 15  # decimals beyond a float64's
@@ -42,19 +42,26 @@ def _check_precision(precision, normalize: bool) -> None:
 
 
 def _sizes(images, img_width, img_height) -> ImageSizes:
-    """Sizes from the images, or one for all frames (the reference ignores -iw without -ih: we stop)."""
-    return ImageSizes(images, img_width, img_height)
+    """Sizes from the images (as shown: EXIF orientation applied), or one for all frames.
+
+    The reference ignores -iw without -ih: we stop.
+    """
+    return ImageSizes(images, img_width, img_height, exif=True)
 
 
-def _verify(source: Path, map_path, images, img_width, img_height) -> None:
+def _verify(source: Path, map_path, images, img_width, img_height, dota_ext) -> None:
     from hbb2obb.io.verify_sets import render_verify, verify_tree
 
     root = source if source.is_dir() else source.parent
+    if not root.is_dir():
+        raise InputError(f"{source}: no such file or folder")
     sizes = None
     if images is not None or img_width is not None:
         sizes = _sizes(images, img_width, img_height)
-    report = verify_tree(source, map_path=map_path, sizes=sizes)
+    report = verify_tree(source, map_path=map_path, sizes=sizes, dota_ext=dota_ext)
     click.echo(render_verify(report, root), nl=False)
+    if not report.checked:  # a check that compared nothing must not pass, nor read as a disagreement
+        raise InputError(f"nothing to verify under {root}: no folder holds the same labels in two formats")
     if not report.passed:
         raise SystemExit(1)
 
@@ -81,7 +88,7 @@ def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
 @click.option("-n", "--normalize", is_flag=True, help="Write YOLO coordinates relative to the frame, in [0, 1].")
 @click.option("-p", "--precision", type=int, help="Decimals of YOLO output [default: 10 normalized, 2 absolute].")
 @click.option("--dota_ext", default=DOTA_EXT, show_default=True,
-              help="Suffix of DOTA files (.txt for a standalone labelTxt folder).")
+              help="Suffix of DOTA files (.txt for a standalone labelTxt folder); --verify reads this one too.")
 @click.option("--difficult_from", type=click.Choice(["dota", "voc"]),
               help="Take each box's difficult flag from this format in the source folder, row for row.")
 @click.option("--voc_database", default="Unknown", show_default=True, help="The <database> of VOC output.")
@@ -89,17 +96,23 @@ def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
 @click.option(
     "--verify", is_flag=True, help="Check that every format under SOURCE encodes the same boxes; write nothing."
 )
+@click.option("--overwrite", is_flag=True,
+              help="Replace existing files of the output names that hbb2obb-convert did not write.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(source, targets, src_format, out_dir, map_path, images, img_width, img_height, kind, normalize, precision,
-         dota_ext, difficult_from, voc_database, coco_name, verify, no_bar):
+         dota_ext, difficult_from, voc_database, coco_name, verify, overwrite, no_bar):
     """Convert the labels in SOURCE (a folder of per-frame files, or a COCO .json) to other formats.
 
-    Exit status: 0 ok, 1 --verify found disagreements, 2 usage or input error.
+    Files of the output names that this command did not write are refused unless --overwrite;
+    every output is checked before the first file is written, and each file is replaced atomically.
+
+    Exit status: 0 ok, 1 --verify found disagreements, 2 usage or input error (--verify: nothing
+    to compare).
     """
     if verify:
-        _verify(source, map_path, images, img_width, img_height)
+        _verify(source, map_path, images, img_width, img_height, dota_ext)
         return
     if not targets:
         raise UsageError("--to is required unless --verify is used")
@@ -120,16 +133,21 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
         flags = read_set(flags_dir, difficult_from, label_map=names, sizes=sizes, strict=True)
         label_set, count = copy_difficult(label_set, flags)
         click.echo(f"Carried {count} difficult flag(s) from {difficult_from}")
-    for fmt in targets:  # every format checked before any is written
-        refuse_overwrite(label_set, fmt, output_paths(label_set, out_dir, fmt, kind=box_kind, dota_ext=dota_ext,
-                                                      coco_name=coco_name))
-    with progress_bar(len(targets), "Writing", no_bar, unit="format") as bar:
-        for fmt in dict.fromkeys(targets):
-            written = write_set(label_set, out_dir, fmt, kind=box_kind, names=names, normalize=normalize,
-                                precision=precision, dota_ext=dota_ext, coco_name=coco_name,
-                                voc_database=voc_database)
-            click.echo(f"Wrote {len(written)} {fmt} file(s) to {out_dir}")
-            bar.update()
+    plan = plan_outputs(label_set, out_dir, targets, kind=box_kind, normalize=normalize, dota_ext=dota_ext,
+                        coco_name=coco_name)  # every format checked before any file is written
+    guard = OutputGuard()
+    if not overwrite:
+        guard.refuse_foreign(path for paths in plan.values() for path in paths)
+    try:
+        with progress_bar(len(plan), "Writing", no_bar, unit="format") as bar:
+            for fmt in plan:
+                written = write_set(label_set, out_dir, fmt, kind=box_kind, names=names, normalize=normalize,
+                                    precision=precision, dota_ext=dota_ext, coco_name=coco_name,
+                                    voc_database=voc_database, images=sizes, wrote=guard.wrote)
+                click.echo(f"Wrote {len(written)} {fmt} file(s) to {out_dir}")
+                bar.update()
+    finally:  # what was written is recorded even when a later file fails: a rerun may replace it
+        guard.save()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from hbb2obb.errors import InputError
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
@@ -255,7 +256,8 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     return frames, names, tuple(sink.problems)
 
 
-def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str = ".jpg") -> None:
+def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str = ".jpg",
+               image_names: Optional[dict] = None) -> None:
     """Write one COCO instance file for the whole set, laid out as the reference tool writes it.
 
     Images are numbered 1.. in frame-name order and annotations 1.. in frame then box order, so an
@@ -263,11 +265,13 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
     class id plus one. Oriented boxes carry the integer quad in ``segmentation`` and the
     shoelace area of that quad; horizontal ones only ``bbox`` and its area. A confidence goes
     in ``score`` (4 decimals). Corners should be :func:`~hbb2obb.io.frame_labels.canonical`.
+    ``file_name`` is ``image_names[stem]`` when given (the real image file), else ``stem + image_ext``.
     """
     images, annotations = [], []
     for image_id, frame in enumerate(sorted(frames, key=lambda f: f.stem), start=1):
         width, height = pixel_size(frame.size, frame.stem, "COCO")
-        images.append({"id": image_id, "file_name": f"{frame.stem}{image_ext}", "width": width, "height": height})
+        file_name = (image_names or {}).get(frame.stem, f"{frame.stem}{image_ext}")
+        images.append({"id": image_id, "file_name": file_name, "width": width, "height": height})
         boxes = frame.boxes
         envelopes = integer_envelope(boxes.corners)
         quads = integer_corners(boxes.corners)
@@ -293,4 +297,4 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
         "annotations": annotations,
         "categories": [{"id": class_id + 1, "name": name} for class_id, name in sorted(names.items())],
     }
-    Path(path).write_text(json.dumps(data, indent=1), encoding="utf-8")
+    write_text_atomic(path, json.dumps(data, indent=1))

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
@@ -130,4 +131,4 @@ def write_dota(path: str | Path, boxes: Boxes, names: dict, imagesource: str = "
     lines = [f"imagesource:{imagesource}", f"gsd:{gsd}"]
     for class_id, quad, flag in zip(boxes.class_id.tolist(), integer_corners(boxes.corners), difficult.tolist()):
         lines.append(" ".join(map(str, quad.reshape(-1).tolist())) + f" {names.get(class_id, class_id)} {int(flag)}")
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_text_atomic(path, "".join(line + "\n" for line in lines))

@@ -20,14 +20,25 @@ def find_image(image_dir: Path, stem: str) -> Optional[Path]:
     return None
 
 
-def image_size(path: Path) -> tuple[int, int]:
-    """``(width, height)`` of an image, read from its header only."""
+EXIF_ORIENTATION = 0x0112
+QUARTER_TURNS = (5, 6, 7, 8)  # EXIF orientations that show the frame turned a quarter: width and height swap
+
+
+def image_size(path: Path, exif: bool = False) -> tuple[int, int]:
+    """``(width, height)`` of an image, read from its header only.
+
+    With ``exif``, the size of the frame as a viewer shows it: an EXIF orientation of 5 to 8 (a
+    phone held upright) swaps the two, as the reference converter and Ultralytics read it.
+    """
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as image:
-            return image.size
-    except (UnidentifiedImageError, OSError) as exc:
+            width, height = image.size
+            if exif and image.getexif().get(EXIF_ORIENTATION) in QUARTER_TURNS:
+                return height, width
+            return width, height
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:  # a broken EXIF block included
         raise InputError(f"{path}: cannot read image header ({exc})") from None
 
 
@@ -88,9 +99,12 @@ class ImageSizes:
         Folder of frames named like the label files.
     width, height : float, optional
         One size for every frame; both or neither. Wins over ``image_dir``.
+    exif : bool
+        Sizes as a viewer shows the frames (EXIF orientation applied; see :func:`image_size`).
     """
 
-    def __init__(self, image_dir=None, width=None, height=None):
+    def __init__(self, image_dir=None, width=None, height=None, exif: bool = False):
+        self.exif = exif
         if (width is None) != (height is None):
             raise UsageError("--img_width and --img_height must be given together")
         if width is not None and not all(0 < float(v) < math.inf for v in (width, height)):  # nan fails too
@@ -114,5 +128,5 @@ class ImageSizes:
             return None
         if stem not in self._cache:
             path = find_image(self.image_dir, stem)
-            self._cache[stem] = None if path is None else tuple(float(v) for v in image_size(path))
+            self._cache[stem] = None if path is None else tuple(float(v) for v in image_size(path, self.exif))
         return self._cache[stem]

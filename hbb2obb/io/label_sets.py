@@ -28,17 +28,23 @@ from hbb2obb.io.coco import is_coco, load_json, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
 from hbb2obb.io.format_names import ALL_FORMATS  # the names live apart: the command line imports them alone
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
-from hbb2obb.io.images import ImageSizes
+from hbb2obb.io.images import ImageSizes, find_image
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.text import parse_number, split_lines
+from hbb2obb.io.write_plan import (  # noqa: F401  (callers import the format lists and checks from here)
+    DOTA_EXT,
+    HBB_FORMATS,
+    OBB_FORMATS,
+    output_paths,
+    plan_outputs,
+    refuse_overwrite,
+)
+from hbb2obb.io.written import MANIFEST_NAME
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
-OBB_FORMATS = ("yolo", "dota", "coco", "labelme")
-HBB_FORMATS = ("yolo", "voc", "coco", "labelme")
 EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json"}
-DOTA_EXT = ".dota"
 NORMALIZED_LIMIT = 2.0  # the reference converter's rule: no coordinate beyond 2 means normalized
 DEFAULT_NORMALIZED_PRECISION = 10
 
@@ -116,13 +122,18 @@ def sniff_format(path: Path) -> Optional[str]:
     return "dota" if headers else "yolo"  # DOTA headers and no box: a DOTA frame without objects
 
 
-def label_files(folder: Path, fmt: str) -> list[Path]:
-    """The files of one format in a folder, sorted by name (DOTA: ``.dota`` ones first, else DOTA ``.txt``)."""
+def _listed(folder: Path, suffix: str) -> list[Path]:
+    """The files of a folder ending in ``suffix``, sorted; the toolkit's record of its outputs is no label file."""
+    return sorted(p for p in folder.glob(f"*{suffix}") if p.name != MANIFEST_NAME and p.is_file())
+
+
+def label_files(folder: Path, fmt: str, dota_ext: str = DOTA_EXT) -> list[Path]:
+    """The files of one format in a folder, sorted by name (DOTA: ``dota_ext`` ones first, else DOTA ``.txt``)."""
     if fmt == "dota":
-        dota = sorted(folder.glob(f"*{DOTA_EXT}"))
+        dota = _listed(folder, dota_ext)
         if dota:
             return dota
-    return [p for p in sorted(folder.glob(f"*{EXTENSIONS[fmt]}")) if p.is_file() and sniff_format(p) == fmt]
+    return [p for p in _listed(folder, EXTENSIONS[fmt]) if sniff_format(p) == fmt]
 
 
 def formats_present(path: Path) -> list[str]:
@@ -207,7 +218,7 @@ def _no_partial_confidence(path: Path, good_lines: set) -> None:
 
 def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dict] = None,
              sizes: Optional[ImageSizes] = None, strict: bool = True,
-             progress: Optional[Callable[[int], None]] = None) -> LabelSet:
+             progress: Optional[Callable[[int], None]] = None, dota_ext: str = DOTA_EXT) -> LabelSet:
     """Read a whole set: a folder of per-frame files, or a COCO ``.json``.
 
     Parameters
@@ -223,6 +234,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         Ground truth (raise at the first broken line) or predictions (skip and list).
     progress : callable, optional
         Called with 1 after each file read.
+    dota_ext : str
+        The suffix of DOTA files (DOTA ``.txt`` files are found when there are none).
 
     Returns
     -------
@@ -237,7 +250,7 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     if fmt == "coco":
         path = source
         if source.is_dir():
-            found = [p for p in sorted(source.glob("*.json")) if sniff_format(p) == "coco"]
+            found = [p for p in _listed(source, ".json") if sniff_format(p) == "coco"]
             if not found:
                 raise InputError(f"{source}: no COCO .json file found")
             if len(found) > 1:  # the reference reads the first by name: which one is luck
@@ -251,10 +264,10 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         return LabelSet(fmt, tuple(frames), names, problems)
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
-    paths = label_files(source, fmt)
+    paths = label_files(source, fmt, dota_ext)
     if not paths:
         raise InputError(
-            f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else DOTA_EXT + ' or .txt'})"
+            f"{source}: no {fmt} label files ({EXTENSIONS[fmt] if fmt != 'dota' else dota_ext + ' or .txt'})"
         )
     frames = []
     if fmt == "dota" and not label_map:
@@ -283,8 +296,7 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     names = label_map or discovered
     problems = tuple(problem for frame in frames for problem in frame.problems)
     chosen = set(paths)
-    ignored = tuple(p for p in sorted(source.glob(f"*{EXTENSIONS[fmt]}"))
-                    if p not in chosen and p.is_file() and sniff_format(p) is None)
+    ignored = tuple(p for p in _listed(source, EXTENSIONS[fmt]) if p not in chosen and sniff_format(p) is None)
     return LabelSet(fmt, tuple(frames), names, problems, ignored)
 
 
@@ -308,67 +320,63 @@ def complete_names(names: dict, label_set: LabelSet) -> dict:
     return {**{c: f"class_{c}" for c in used if c not in names}, **names}
 
 
-def output_paths(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, dota_ext: str = DOTA_EXT,
-                 coco_name: Optional[str] = None) -> list[Path]:
-    """The files :func:`write_set` would write."""
-    if fmt == "coco":
-        return [dest / (coco_name or f"coco_annotations_{kind}.json")]
-    suffix = {"yolo": ".txt", "dota": dota_ext, "voc": ".xml", "labelme": ".json"}[fmt]
-    return [dest / f"{frame.stem}{suffix}" for frame in label_set.frames]
-
-
-def refuse_overwrite(label_set: LabelSet, fmt: str, paths) -> None:
-    """:class:`InputError` when any of ``paths`` is a file the set was read from."""
-    sources = {frame.source.resolve() for frame in label_set.frames}
-    clash = next((p for p in paths if p.resolve() in sources), None)
-    if clash is not None:
-        raise InputError(f"{clash}: writing {fmt} here would overwrite the labels being converted; "
-                         "give another folder with -o/--out_dir")
-
-
 def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: dict, normalize: bool = False,
               precision: Optional[int] = None, dota_ext: str = DOTA_EXT, coco_name: Optional[str] = None,
-              voc_database: str = "Unknown", image_ext: str = ".jpg") -> list[Path]:
+              voc_database: str = "Unknown", image_ext: str = ".jpg", images: Optional[ImageSizes] = None,
+              wrote: Optional[Callable[[Path], None]] = None) -> list[Path]:
     """Write a set in one format (canonical corners expected); returns the files written.
 
-    A file the set was read from is never overwritten: :class:`InputError` before anything of
-    the format is written (give another ``dest``).
+    Every check of :func:`~hbb2obb.io.write_plan.plan_outputs` runs before the first file (a file
+    the set was read from is never overwritten); each file is replaced atomically.
+
+    Parameters
+    ----------
+    images : ImageSizes, optional
+        With an image folder, COCO, LabelMe and VOC name each frame's image file as it is there
+        (``a.png``, ``b.JPG``); otherwise ``STEM + image_ext``.
+    wrote : callable, optional
+        Called with each path once its file is complete (the caller's record of its outputs).
     """
     from hbb2obb.io.voc import write_voc
 
-    refuse_overwrite(label_set, fmt, output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext,
-                                                  coco_name=coco_name))
-    if kind == "obb" and fmt not in OBB_FORMATS:
-        raise UsageError(f"{fmt} cannot carry oriented boxes; for these use one of {', '.join(OBB_FORMATS)}")
-    if kind == "hbb" and fmt not in HBB_FORMATS:
-        raise UsageError(f"{fmt} cannot carry horizontal boxes; for these use one of {', '.join(HBB_FORMATS)}")
+    plan_outputs(label_set, dest, [fmt], kind=kind, normalize=normalize, dota_ext=dota_ext, coco_name=coco_name)
     obb = kind == "obb"
     try:
         dest.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"{dest}: cannot create ({exc.strerror})") from None
-    if fmt == "coco":
-        path = dest / (coco_name or f"coco_annotations_{kind}.json")
-        write_coco(path, label_set.frames, names, obb, image_ext=image_ext)
-        return [path]
+    image_dir = images.image_dir if images is not None else None
+    image_names = {frame.stem: _image_name(image_dir, frame.stem, image_ext) for frame in label_set.frames}
     if precision is None:
         precision = DEFAULT_NORMALIZED_PRECISION if normalize else DEFAULT_PRECISION
     written = []
-    for frame in label_set.frames:
-        if fmt == "yolo":
-            path = dest / f"{frame.stem}.txt"
-            write_yolo(path, frame.boxes, frame.size, obb=obb, normalize=normalize, precision=precision)
-        elif fmt == "dota":
-            path = dest / f"{frame.stem}{dota_ext}"
-            write_dota(path, frame.boxes, names)
-        elif fmt == "voc":
-            path = dest / f"{frame.stem}.xml"
-            write_voc(path, frame, names, image_ext=image_ext, database=voc_database)
-        else:
-            path = dest / f"{frame.stem}.json"
-            write_labelme(path, frame, names, obb, image_ext=image_ext)
+    for path in output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext, coco_name=coco_name):
+        try:
+            if fmt == "coco":
+                write_coco(path, label_set.frames, names, obb, image_names=image_names)
+            else:
+                frame = label_set.frames[len(written)]
+                if fmt == "yolo":
+                    write_yolo(path, frame.boxes, frame.size, obb=obb, normalize=normalize, precision=precision)
+                elif fmt == "dota":
+                    write_dota(path, frame.boxes, names)
+                elif fmt == "voc":
+                    write_voc(path, frame, names, image_name=image_names[frame.stem], database=voc_database,
+                              folder=image_dir.name if image_dir is not None else "images")
+                else:
+                    write_labelme(path, frame, names, obb, image_name=image_names[frame.stem])
+        except OSError as exc:  # a full disk, a read-only folder: the file keeps its old content
+            raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
         written.append(path)
+        if wrote is not None:
+            wrote(path)
     return written
+
+
+def _image_name(image_dir: Optional[Path], stem: str, image_ext: str) -> str:
+    """The frame's image file as it is in ``image_dir`` (its real suffix), else ``STEM + image_ext``."""
+    found = find_image(image_dir, stem) if image_dir is not None else None
+    return found.name if found is not None else f"{stem}{image_ext}"
 
 
 def copy_difficult(label_set: LabelSet, flags: LabelSet) -> tuple[LabelSet, int]:

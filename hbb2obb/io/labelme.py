@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from hbb2obb.errors import InputError
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.coco import load_json
 from hbb2obb.io.frame_labels import (
     FrameLabels,
@@ -138,8 +139,12 @@ def _class_of(label: str, lookup: Optional[dict], discovered: dict, where: str) 
     return number, None
 
 
-def write_labelme(path: str | Path, frame: FrameLabels, names: dict, obb: bool, image_ext: str = ".jpg") -> None:
-    """Write one LabelMe file as the reference tool does: 4-point polygons or 2-point rectangles."""
+def write_labelme(path: str | Path, frame: FrameLabels, names: dict, obb: bool, image_ext: str = ".jpg",
+                  image_name: Optional[str] = None) -> None:
+    """Write one LabelMe file as the reference tool does: 4-point polygons or 2-point rectangles.
+
+    ``imagePath`` is ``image_name`` (the real image file) when given, else ``stem + image_ext``.
+    """
     width, height = pixel_size(frame.size, frame.stem, "LabelMe")
     shapes = []
     for class_id, quad in zip(frame.boxes.class_id.tolist(), frame.boxes.corners):
@@ -150,6 +155,7 @@ def write_labelme(path: str | Path, frame: FrameLabels, names: dict, obb: bool, 
                       [float(quad[:, 0].max()), float(quad[:, 1].max())]]
         shapes.append({"label": names.get(class_id, str(class_id)), "points": points, "group_id": None,
                        "description": "", "shape_type": "polygon" if obb else "rectangle", "flags": {}})
-    data = {"version": LABELME_VERSION, "flags": {}, "shapes": shapes, "imagePath": f"{frame.stem}{image_ext}",
-            "imageData": None, "imageHeight": height, "imageWidth": width}
-    Path(path).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    data = {"version": LABELME_VERSION, "flags": {}, "shapes": shapes,
+            "imagePath": image_name or f"{frame.stem}{image_ext}", "imageData": None,
+            "imageHeight": height, "imageWidth": width}
+    write_text_atomic(path, json.dumps(data, indent=2))

@@ -2,9 +2,12 @@
 
 Every reading is rounded once to the canonical two decimals and compared by exact equality of
 the integer corners and of the class, frame by frame and box by box, against the YOLO reading
-(or the first format by name), as the reference converter does. A folder holding YOLO, DOTA or
-VOC files is checked on its own; otherwise each subfolder is, ``labels_NAME/`` paired with a
-``coco_annotations_NAME.json`` beside it (``labels/`` with ``coco_annotations.json``).
+(or the first format by name), as the reference converter does. The folder and each of its
+subfolders is checked, in every layout ``hbb2obb-convert`` writes: the per-frame formats of a
+folder, every COCO file inside it, and ``labels_NAME/`` paired with a ``coco_annotations_NAME.json``
+beside it (``labels/`` with ``coco_annotations.json``). The reference checks the subfolders only
+when the folder holds no YOLO, DOTA or VOC file, and never a COCO file beside LabelMe files.
+A run that compared nothing has :attr:`VerifyReport.passed` false.
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from typing import Optional
 
 from hbb2obb.io.frame_labels import integer_corners
 from hbb2obb.io.images import ImageSizes
-from hbb2obb.io.label_sets import ALL_FORMATS, LabelSet, canonical_set, label_files, read_set, resolve_names
+from hbb2obb.io.label_sets import (
+    ALL_FORMATS,
+    DOTA_EXT,
+    LabelSet,
+    canonical_set,
+    label_files,
+    read_set,
+    resolve_names,
+    sniff_format,
+)
+from hbb2obb.io.written import MANIFEST_NAME
 
 SIDECAR_DIRS = frozenset({"labels_confidence", "labels_polygon"})  # one .txt per frame, but not labels
 LISTED = 5  # frame names listed per missing/unexpected message
@@ -38,7 +51,7 @@ class VerifyReport:
     checked: list = field(default_factory=list)
     log: list = field(default_factory=list)  # one line per folder, in order
     problems: list = field(default_factory=list)
-    found_any: bool = True
+    found_any: bool = False  # any label file at all
 
     @property
     def boxes(self) -> int:
@@ -46,7 +59,8 @@ class VerifyReport:
 
     @property
     def passed(self) -> bool:
-        return self.found_any and not self.problems
+        """At least one folder compared, and no disagreement."""
+        return bool(self.checked) and not self.problems
 
 
 def _listed(stems: list) -> str:
@@ -86,44 +100,71 @@ def compare_sets(sets: dict, reference: str) -> list[str]:
     return problems
 
 
-def _targets(root: Path) -> list[tuple[Path, Optional[Path]]]:
-    if any(label_files(root, fmt) for fmt in ("yolo", "dota", "voc")):
-        return [(root, None)]
-    targets = []
-    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
-        if sub.name in SIDECAR_DIRS or not any(sub.iterdir()):
-            continue
-        if sub.name == "labels":
-            coco = root / "coco_annotations.json"
-        elif sub.name.startswith("labels_"):
-            coco = root / f"coco_annotations_{sub.name[len('labels_'):]}.json"
-        else:
-            coco = None
-        targets.append((sub, coco if coco is not None and coco.is_file() else None))
-    return targets
+def _paired_coco(folder: Path) -> Optional[Path]:
+    """The COCO file one level up that goes with a label folder, as the reference pairs them."""
+    if folder.name == "labels":
+        name = "coco_annotations.json"
+    elif folder.name.startswith("labels_"):
+        name = f"coco_annotations_{folder.name[len('labels_'):]}.json"
+    else:
+        return None
+    candidate = folder.parent / name
+    return candidate if candidate.is_file() else None
 
 
-def verify_tree(source: Path, *, map_path: Optional[Path], sizes: Optional[ImageSizes] = None) -> VerifyReport:
+def _coco_files(folder: Path) -> list[Path]:
+    """The COCO files inside a folder (``hbb2obb-convert`` writes its COCO file beside the others)."""
+    return [p for p in sorted(folder.glob("*.json"))
+            if p.name != MANIFEST_NAME and p.is_file() and sniff_format(p) == "coco"]
+
+
+def _folders(root: Path) -> list[Path]:
+    """The folder itself, then each subfolder (label side-cars left out)."""
+    subs = sorted(p for p in root.iterdir() if p.is_dir() and p.name not in SIDECAR_DIRS)
+    return [root] + subs
+
+
+def _sources(folder: Path, root: Path, dota_ext: str) -> list[tuple[str, str, Path]]:
+    """``(label, format, path)`` of every reading of one folder's labels.
+
+    The per-frame formats in the folder, every COCO file in it (the root's own ones that belong
+    to a ``labels_NAME/`` subfolder excepted), and the COCO file paired with it one level up.
+    """
+    found = [(fmt, fmt, folder) for fmt in ALL_FORMATS if fmt != "coco" and label_files(folder, fmt, dota_ext)]
+    cocos = _coco_files(folder)
+    if folder == root:  # a root COCO file paired with a subfolder is read with that subfolder
+        taken = {_paired_coco(sub) for sub in _folders(root)[1:]}
+        cocos = [p for p in cocos if p not in taken]
+    elif _paired_coco(folder) is not None:
+        cocos.append(_paired_coco(folder))
+    for path in cocos:
+        found.append(("coco" if len(cocos) == 1 else f"coco:{path.name}", "coco", path))
+    return found
+
+
+def verify_tree(source: Path, *, map_path: Optional[Path], sizes: Optional[ImageSizes] = None,
+                dota_ext: str = DOTA_EXT) -> VerifyReport:
     """Check every folder under ``source`` (see the module notes); broken files raise as for ground truth."""
     source = Path(source)
     root = source if source.is_dir() else source.parent
-    targets = _targets(root)
-    report = VerifyReport(found_any=bool(targets))
+    report = VerifyReport()
     if sizes is None:
-        sizes = ImageSizes(root / "images") if (root / "images").is_dir() else ImageSizes()
-    for folder, coco in targets:
-        label_map = resolve_names(map_path, folder)
-        sets: dict[str, LabelSet] = {}
-        for fmt in (f for f in ALL_FORMATS if f != "coco" and label_files(folder, f)):
-            label_set = read_set(folder, fmt, label_map=label_map, sizes=sizes, strict=True)
-            label_map = label_map or label_set.names
-            sets[fmt] = canonical_set(label_set)
-        if coco is not None:
-            sets["coco"] = canonical_set(read_set(coco, "coco", label_map=label_map, sizes=sizes, strict=True))
-        if len(sets) < 2:
-            if sets:
-                report.log.append(f"{folder.name}: only the {next(iter(sets))} format is present, nothing to compare")
+        sizes = ImageSizes(root / "images", exif=True) if (root / "images").is_dir() else ImageSizes()
+    for folder in _folders(root):
+        sources = _sources(folder, root, dota_ext)
+        if not sources:
             continue
+        report.found_any = True
+        if len(sources) < 2:
+            report.log.append(f"{folder.name}: only the {sources[0][0]} format is present, nothing to compare")
+            continue
+        label_map = resolve_names(map_path, folder)
+        read: dict[str, LabelSet] = {}
+        for label, fmt, path in sorted(sources, key=lambda s: s[1] == "dota"):  # DOTA needs names: read it last
+            label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=True, dota_ext=dota_ext)
+            label_map = label_map or label_set.names
+            read[label] = canonical_set(label_set)
+        sets = {label: read[label] for label, _, _ in sources}  # compared in the reference's order
         reference = "yolo" if "yolo" in sets else sorted(sets)[0]
         first = next(iter(sets.values()))
         check = FolderCheck(folder.name, len(first.frames), first.box_count, tuple(sorted(sets)))
@@ -144,7 +185,7 @@ def render_verify(report: VerifyReport, root: Path, limit: int = 40) -> str:
         lines.extend("  " + p for p in report.problems[:limit])
         if len(report.problems) > limit:
             lines.append(f"  ... and {len(report.problems) - limit} more")
-    else:
+    elif report.checked:
         lines.append(f"OK: {report.boxes} boxes, every format encodes the same boxes")
     return "\n".join(lines) + "\n"
 

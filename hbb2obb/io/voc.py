@@ -6,10 +6,12 @@ Horizontal boxes only. Problems are named by the line of the ``<object>`` elemen
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
 from hbb2obb.errors import InputError
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
@@ -138,8 +140,11 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
 
 
 def write_voc(path: str | Path, frame: FrameLabels, names: dict, image_ext: str = ".jpg", folder: str = "images",
-              database: str = "Unknown", edge_tolerance: int = 1) -> None:
+              database: str = "Unknown", edge_tolerance: int = 1, image_name: Optional[str] = None) -> None:
     """Write one Pascal VOC file as the reference tool does.
+
+    ``<filename>`` is ``image_name`` (the real image file) when given, else ``stem + image_ext``;
+    ``<path>`` is ``folder/filename``.
 
     The integer envelope of each box goes in ``<bndbox>``; ``<truncated>`` is 1 for a box within
     ``edge_tolerance`` px of the frame's edge (``hbb2obb-eval --edge_tolerance``'s default).
@@ -147,8 +152,9 @@ def write_voc(path: str | Path, frame: FrameLabels, names: dict, image_ext: str 
     width, height = pixel_size(frame.size, frame.stem, "Pascal VOC")
     root = ET.Element("annotation")
     ET.SubElement(root, "folder").text = folder
-    ET.SubElement(root, "filename").text = f"{frame.stem}{image_ext}"
-    ET.SubElement(root, "path").text = f"{folder}/{frame.stem}{image_ext}"
+    image_name = image_name or f"{frame.stem}{image_ext}"
+    ET.SubElement(root, "filename").text = image_name
+    ET.SubElement(root, "path").text = f"{folder}/{image_name}"
     ET.SubElement(ET.SubElement(root, "source"), "database").text = database
     size = ET.SubElement(root, "size")
     for key, value in (("width", width), ("height", height), ("depth", 3)):
@@ -170,4 +176,4 @@ def write_voc(path: str | Path, frame: FrameLabels, names: dict, image_ext: str 
             ET.SubElement(bndbox, key).text = str(value)
     ET.indent(root, space="    ")
     text = '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-    Path(path).write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)

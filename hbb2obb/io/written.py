@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
 from hbb2obb.errors import UsageError
+from hbb2obb.io.atomic import write_text_atomic
 
 MANIFEST_NAME = ".hbb2obb-written.json"
 SAVE_EVERY_SECONDS = 2.0  # a kill loses at most this much of the record (those files need --overwrite)
@@ -97,13 +96,6 @@ class OutputGuard:
         """Write every changed folder's record atomically."""
         for folder in sorted(self._dirty):
             text = json.dumps({"written_by": "hbb2obb", "files": self._manifests[folder]}, indent=0, sort_keys=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST_NAME}.", dir=folder)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text + "\n")
-                os.replace(tmp, folder / MANIFEST_NAME)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_text_atomic(folder / MANIFEST_NAME, text + "\n")
         self._dirty.clear()
         self._saved_at = time.monotonic()

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.text import (
     LabelFile,
     ProblemSink,
@@ -128,4 +129,4 @@ def write_yolo(path: str | Path, boxes: Boxes, size: tuple | None, *, obb: bool,
         if boxes.score is not None:
             line += f" {boxes.score[row]:.4f}"
         lines.append(line + "\n")
-    Path(path).write_text("".join(lines), encoding="utf-8")
+    write_text_atomic(path, "".join(lines))

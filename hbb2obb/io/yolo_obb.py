@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.numeric_text import numeric_rows
 from hbb2obb.io.text import (
     MAX_COORDINATE,
@@ -437,4 +438,4 @@ def write_yolo_obb(path: str | Path, boxes: Boxes, decimals: Optional[int] = Non
     text = "".join(
         format_obb_line(c, k, decimals) + "\n" for c, k in zip(boxes.class_id.tolist(), boxes.corners)
     )
-    Path(path).write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)

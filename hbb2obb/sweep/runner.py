@@ -37,6 +37,7 @@ from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
@@ -74,8 +75,6 @@ METRIC_KEYS = (
 BOOKKEEPING_KEYS = ("execution_time", "status", "error", "fallbacks", "skipped_hbb_lines", "exit_code",
                     "missing_output_files", "unreadable_output_files", "measured_with")
 RESERVED_KEYS = frozenset(METRIC_KEYS + BOOKKEEPING_KEYS)
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 
 
 def canonical_axis(name: str) -> str:
@@ -320,31 +319,11 @@ def results_document(records: list, sweep_seconds: float) -> dict:
 
 
 def write_yaml_atomic(path: Path, document: dict) -> None:
-    """Write YAML so that a reader (or a kill) never sees a half-written file."""
+    """Write YAML so that a reader (or a kill, or a power cut) never sees a half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())  # the bytes on disk before the name points at them
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; results are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # and the rename itself, so a power cut keeps the old file or the new one
-        directory = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(directory)
-    except OSError:
-        pass
-    finally:
-        os.close(directory)
+    write_text_atomic(path, text, durable=True)
 
 
 def read_yaml(path: Path) -> dict:

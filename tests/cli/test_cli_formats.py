@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from hbb2obb.cli.formats import main
+from hbb2obb.io.written import MANIFEST_NAME
 
 from conftest import SHARED
 
@@ -52,9 +53,13 @@ def test_output_equals_the_reference_files_byte_for_byte(folder, tmp_path, monke
     result = _run(COMMANDS[folder].split() + ["-o", tmp_path])
     assert result.exit_code == 0, result.output
     expected = sorted(p.name for p in (CONVERT / folder).iterdir())
-    assert sorted(p.name for p in tmp_path.iterdir()) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(expected + [MANIFEST_NAME])
+    images = SHARED / COMMANDS[folder].split("-i ")[1].split()[0]
     for name in expected:
-        assert (tmp_path / name).read_bytes() == (CONVERT / folder / name).read_bytes(), name
+        reference = (CONVERT / folder / name).read_bytes()
+        for image in images.iterdir():  # the reference names every image STEM.jpg; we name the real file
+            reference = reference.replace(f'"{image.stem}.jpg"'.encode(), f'"{image.name}"'.encode())
+        assert (tmp_path / name).read_bytes() == reference, name
     assert result.output.splitlines()[0].startswith("Read ")
 
 
@@ -136,7 +141,7 @@ def test_a_file_that_is_not_labels_is_left_out_with_a_warning(write_labels):
     result = CliRunner().invoke(main, [str(root / "gt"), "--to", "yolo", "-o", str(root / "out")])
     assert result.exit_code == 0
     assert f"{root / 'gt' / 'README.txt'}: not a label file of any format, left out" in result.stderr
-    assert [p.name for p in (root / "out").iterdir()] == ["a.txt"]
+    assert sorted(p.name for p in (root / "out").iterdir()) == [MANIFEST_NAME, "a.txt"]
 
 
 def test_never_writes_over_the_labels_it_reads(write_labels):
