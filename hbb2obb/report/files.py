@@ -49,7 +49,10 @@ def _resolved(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def refuse_inputs(outputs: Iterable[tuple[str, Optional[Path]]], inputs: Iterable[tuple[str, Optional[Path]]]) -> None:
+Named = Iterable[tuple[str, Optional[Path]]]
+
+
+def refuse_inputs(outputs: Named, inputs: Named) -> None:
     """A usage error when an output would replace one of the run's inputs.
 
     An output replaces an input when it is that file or folder, or when it is a file that
