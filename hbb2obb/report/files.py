@@ -71,10 +71,10 @@ def refuse_inputs(outputs: Named, inputs: Named) -> None:
 
     Examples
     --------
-    >>> refuse_inputs([("-o", Path("gt.json"))], [("ground truth", Path("gt.json"))])
+    >>> refuse_inputs([("-o", Path("gt.json"))]  # doctest: +ELLIPSIS, [("ground truth", Path("gt.json"))])
     Traceback (most recent call last):
     ...
-    hbb2obb.errors.UsageError: -o gt.json: is the ground truth of this run: refusing to overwrite it (give another name, or --overwrite)
+    hbb2obb.errors.UsageError: -o gt.json: is the ground truth of this run: refusing to overwrite it ...
     """
     given = [(role, path, _resolved(path)) for role, path in inputs if path is not None]
     for flag, path in outputs:
