@@ -71,7 +71,7 @@ def refuse_inputs(outputs: Named, inputs: Named) -> None:
 
     Examples
     --------
-    >>> refuse_inputs([("-o", Path("gt.json"))]  # doctest: +ELLIPSIS, [("ground truth", Path("gt.json"))])
+    >>> refuse_inputs([("-o", Path("gt.json"))], [("ground truth", Path("gt.json"))])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     hbb2obb.errors.UsageError: -o gt.json: is the ground truth of this run: refusing to overwrite it ...
