@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import (
@@ -39,7 +40,8 @@ def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar
                     pred_format=formats[1], sizes=sizes)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                               progress=bar.update, plan=plan, detection=detection)
+                               progress=bar.update, plan=plan, detection=detection, gt_format=formats[0],
+                               pred_format=formats[1])
 
 
 def emit_pairs(path, result, gt_dir, label_map) -> list:
@@ -82,7 +84,7 @@ def emit_pairs(path, result, gt_dir, label_map) -> list:
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
          overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
-         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite):
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
@@ -111,7 +113,12 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
-    detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf)
+    # the default policy skips frames without a prediction file in the matching keys (as the reference
+    # tool does) but counts their ground truth as missed in the detection metrics; only an explicit
+    # --missing_pred skip drops them there too
+    count_missing = click.get_current_context().get_parameter_source("missing_pred") is ParameterSource.DEFAULT
+    detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf, difficult=difficult,
+                                count_missing=count_missing or settings.missing_pred != "skip")
     if no_detection:
         if plots is not None:
             raise UsageError("--plots draws the detection metrics: it cannot go with --no_detection")
