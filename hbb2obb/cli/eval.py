@@ -147,6 +147,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.gates.require import gate_outcomes
 
         outcomes = gate_outcomes(gates, metrics)
+    if detection is not None and result.detection_summary.capped:
+        capped = result.detection_summary.capped
+        where = ", ".join(f"{name} ({count})" for name, count in capped[:5]) + (
+            f" and {len(capped) - 5} more frames" if len(capped) > 5 else "")
+        warn(PROGRAM, [("max_dets", f"--max_dets {max_dets} left {sum(c for _, c in capped)} detection(s) out of "
+                        f"the COCO rule (beyond {max_dets} per frame and class) in {where}: raise --max_dets "
+                        "for dense frames")])
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:

@@ -39,6 +39,7 @@ class DetectionSummary:
     accumulation: Optional[DetectionAccumulation]
     point: Optional[OperatingPoint]
     unpaired_frames: int = 0  # frames without a prediction file counted as frames with no detections
+    capped: tuple = ()  # (frame name, detections beyond max_dets) of each frame the COCO rule capped
 
     def merge_into(self, metrics: dict) -> None:
         """Add the keys to a metric dict: top-level numbers, per class in ``class_stats``."""
@@ -83,10 +84,14 @@ def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> Detec
         confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
         return DetectionSummary(False, overall, {}, classes, confusion, None, None, n_unpaired)
     evaluation = evaluate_detections(gt, gt_frame, pred, table.pred_frame, pairs, params)
+    # the COCO rule keeps the first max_dets detections of each frame and class: say what it dropped
+    beyond = np.bincount(table.pred_frame[evaluation.rank >= params.max_dets], minlength=len(table.frame_names))
+    capped = tuple((table.frame_names[f], int(beyond[f])) for f in np.flatnonzero(beyond).tolist())
     acc = accumulate(evaluation)
     overall, per_class = summarize_detections(acc)
     point = operating_point(evaluation, params.conf)
     overall.update(point.as_metrics())
     overall["conf_threshold_chosen"] = "max_f1" if point.chosen else "given"
+    overall["max_dets_dropped"] = int(beyond.sum())
     confusion = confusion_matrix(gt, pred, pairs, classes, None if np.isnan(point.conf) else point.conf)
-    return DetectionSummary(True, overall, per_class, classes, confusion, acc, point, n_unpaired)
+    return DetectionSummary(True, overall, per_class, classes, confusion, acc, point, n_unpaired, capped)

@@ -162,3 +162,21 @@ def test_empty_prediction_files_are_a_scored_run(write_labels):
     code, out, err = run(root / "gt", root / "pred", "-nb", "--require", "total_matches>=0")
     assert code == 0, err
     assert "pass  total_matches>=0" in out
+
+
+# --- class 12: detection metrics say what they did ---------------------------------------------
+
+def test_max_dets_says_what_it_dropped(write_labels):
+    # frame a: 13 detections of class 0 (all on one box, scores falling), frame b: 3; --max_dets 10
+    gt = rect(10, 10, 40, 20) + "\n"
+    dense = "".join(rect(10 + i, 10, 40, 20) + f" {0.99 - i / 100:.2f}\n" for i in range(13))
+    sparse = "".join(rect(10 + i, 10, 40, 20) + f" {0.5 - i / 100:.2f}\n" for i in range(3))
+    root = write_labels({"gt/a.txt": gt, "gt/b.txt": gt, "pred/a.txt": dense, "pred/b.txt": sparse})
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json", "--max_dets", "10")
+    assert code == 0, err
+    metrics = strict_json(out)
+    assert metrics["max_dets_dropped"] == 3
+    assert "--max_dets 10 left 3 detection(s) out of the COCO rule" in err and "a (3)" in err
+    assert " b (" not in err
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json", "--max_dets", "20")
+    assert strict_json(out)["max_dets_dropped"] == 0 and "max_dets" not in err
