@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import (
@@ -39,7 +40,8 @@ def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar
                     pred_format=formats[1], sizes=sizes)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                               progress=bar.update, plan=plan, detection=detection)
+                               progress=bar.update, plan=plan, detection=detection, gt_format=formats[0],
+                               pred_format=formats[1])
 
 
 def emit_pairs(path, result, gt_dir, label_map) -> list:
@@ -73,6 +75,8 @@ def emit_pairs(path, result, gt_dir, label_map) -> list:
               help="Numbers within T of the golden value match (default 0: exact).")
 @click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
+@click.option("--overwrite", is_flag=True,
+              help="Let -o, --pairs and --plots replace a file of the run's own inputs (refused otherwise).")
 @detection_options
 @overlay_options
 @version_option(PROGRAM)
@@ -80,14 +84,15 @@ def emit_pairs(path, result, gt_dir, label_map) -> list:
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
          overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
-         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection):
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
     be a folder of YOLO-OBB, DOTA, VOC or LabelMe files, or a COCO .json file; PRED_DIR may also
     be a DOTA Task1 submission (Task1_CLASS.txt files; needs -mp). With a confidence column,
     the report adds rotated AP (COCO and DOTA rules), precision, recall and F1. Exit status:
-    0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error.
+    0 ok, 1 a --require gate or the --expect check failed, 2 usage or input error (a run that
+    scored nothing included: no frame, no prediction file, or every prediction line skipped).
     """
     label_map = load_label_map(map_path)
     gates = []
@@ -108,7 +113,12 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--output {output}: the file name must end in .yaml, .yml or .json")
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
     sizes = ImageSizes(img_source, img_width, img_height)
-    detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf)
+    # the default policy skips frames without a prediction file in the matching keys (as the reference
+    # tool does) but counts their ground truth as missed in the detection metrics; only an explicit
+    # --missing_pred skip drops them there too
+    count_missing = click.get_current_context().get_parameter_source("missing_pred") is ParameterSource.DEFAULT
+    detection = DetectionParams(max_dets=max_dets, ap_rule=ap_rule, conf=conf, difficult=difficult,
+                                count_missing=count_missing or settings.missing_pred != "skip")
     if no_detection:
         if plots is not None:
             raise UsageError("--plots draws the detection metrics: it cannot go with --no_detection")
@@ -117,8 +127,14 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.report.pairs import check_pairs_path
 
         check_pairs_path(pairs_path)
+    if not overwrite:
+        refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
                                formats=(gt_format, pred_format), detection=detection)
+    nothing = nothing_scored(result)
+    if nothing is not None:
+        warn(PROGRAM, result.warnings)
+        raise InputError(nothing)
     warnings = list(result.warnings)
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
@@ -131,6 +147,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.gates.require import gate_outcomes
 
         outcomes = gate_outcomes(gates, metrics)
+    if detection is not None and result.detection_summary.capped:
+        capped = result.detection_summary.capped
+        where = ", ".join(f"{name} ({count})" for name, count in capped[:5]) + (
+            f" and {len(capped) - 5} more frames" if len(capped) > 5 else "")
+        warn(PROGRAM, [("max_dets", f"--max_dets {max_dets} left {sum(c for _, c in capped)} detection(s) out of "
+                        f"the COCO rule (beyond {max_dets} per frame and class) in {where}: raise --max_dets "
+                        "for dense frames")])
     if conf is not None and detection is not None and not result.detection_summary.scored:
         warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
     if as_json:
@@ -162,15 +185,56 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise SystemExit(1)
 
 
+FIGURES = ("confusion_matrix.png", "pr_curves.png")
+
+
+def refuse_own_inputs(output, pairs_path, plots, inputs) -> None:
+    """Refuse (exit 2) an output that would replace one of the run's inputs, before anything is read or written.
+
+    ``inputs`` are the ground truth, the predictions, the ``--expect`` golden file and the label map.
+    """
+    from hbb2obb.report.files import refuse_inputs
+
+    gt_dir, pred_dir, expect, map_path = inputs
+    outputs = [("-o", output), ("--pairs", pairs_path), ("--plots", plots)]
+    if plots is not None:
+        outputs += [("--plots", plots / name) for name in FIGURES]
+    refuse_inputs(outputs, [("ground truth", gt_dir), ("predictions", pred_dir), ("--expect golden file", expect),
+                            ("label map", map_path)])
+
+
+def nothing_scored(result):
+    """Why the run scored nothing, or ``None``: no frame, no prediction file, every prediction line skipped.
+
+    Such a run is an input error (exit 2), with or without a gate: its numbers describe no
+    prediction, and a gate on them could pass on nothing.
+    """
+    plan, health = result.plan, result.health
+    if not plan.frames or (plan.pred_source is None and all(
+            spec.pred_file is None and spec.pred_boxes is None for spec in plan.frames)):
+        lacking = len(plan.missing_pred)
+        return (f"no ground-truth frame has a prediction file ({lacking} frame(s) without one): nothing was scored"
+                if lacking else "no frame was scored: nothing to report")
+    if len(result.table.pred) == 0 and health.skipped_pred_lines:
+        return (f"every prediction line was skipped ({health.skipped_pred_lines} line(s); see the warnings): "
+                "nothing was scored")
+    return None
+
+
 def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> None:
-    """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores."""
+    """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores; each written atomically."""
     from hbb2obb.plotting.detection import confusion_figure, pr_figure
+    from hbb2obb.report.files import atomic_path
+
+    def save(figure, name):
+        with atomic_path(folder / name) as temporary:
+            figure.savefig(temporary, format="png")
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        confusion_figure(metrics, label_map).savefig(folder / "confusion_matrix.png")
+        save(confusion_figure(metrics, label_map), FIGURES[0])
         if result.detection_summary.scored:
-            pr_figure(result.detection_summary, metrics, label_map).savefig(folder / "pr_curves.png")
+            save(pr_figure(result.detection_summary, metrics, label_map), FIGURES[1])
     except OSError as exc:
         raise InputError(f"--plots {folder}: cannot write the figures ({exc.strerror or exc})") from exc
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS
+from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS, DIFFICULT_RULES
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.format_names import ALL_FORMATS as FORMATS
 from hbb2obb.scoring.evaluate import EvalSettings
@@ -48,6 +48,9 @@ def detection_options(function):
                           "(default: the one that maximizes F1, printed)."),
         click.option("--max_dets", type=int, default=DEFAULT_MAX_DETS, show_default=True,
                      help="COCO rule: detections kept per frame and class (raise it for dense aerial frames)."),
+        click.option("--difficult", type=click.Choice(DIFFICULT_RULES), default="ignore", show_default=True,
+                     help="COCO rule: difficult ground truth as crowd regions, as COCOeval treats iscrowd "
+                          "(ignore), or as ordinary boxes (count). The DOTA rule ignores them as its devkit does."),
         click.option("--plots", type=click.Path(path_type=Path), metavar="DIR",
                      help="Write confusion_matrix.png and pr_curves.png (with scores) to DIR."),
         click.option("--no_detection", is_flag=True,

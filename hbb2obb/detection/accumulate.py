@@ -191,6 +191,7 @@ def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
         overall[f"mar_{cap}"] = _mean(acc.recall[:, :, 0, m])
     overall["dota_map50"] = _mean(acc.dota_ap)
     overall["max_dets"] = int(params.max_dets)
+    overall["difficult"] = params.difficult
     overall["ap_rule"] = params.ap_rule
     per_class = {}
     for k, class_id in enumerate(acc.classes.tolist()):

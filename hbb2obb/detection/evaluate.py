@@ -14,9 +14,12 @@ average precision. Three COCOeval-like steps, on exact polygon IoU:
 The last two live in :mod:`hbb2obb.detection.accumulate`; this module evaluates.
 
 Ties in score are broken by frame order (files sorted by name), then line order, as COCOeval's
-stable sorts break them when image ids follow frame order. Difficult ground-truth boxes are
-COCO crowd regions here: a detection matched to one is neither hit nor miss, and they never
-count toward recall. Undefined values (a class without ground truth) are NaN, where COCOeval
+stable sorts break them when image ids follow frame order. Difficult ground-truth boxes follow
+:attr:`DetectionParams.difficult` under the COCO rule: ``ignore`` (default) makes them COCO crowd
+regions as COCOeval treats ``iscrowd: 1`` (overlap = intersection over the detection's area; a
+detection matched to one is neither hit nor miss; never counted toward recall), ``count`` makes
+them ordinary boxes (as the devkit's DOTA-to-COCO conversion keeps them). The DOTA rule always
+ignores them, as the devkit does. Undefined values (a class without ground truth) are NaN, where COCOeval
 writes -1, and are left out of every mean.
 """
 
@@ -36,6 +39,8 @@ RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 AREA_RANGES = (("all", 0.0, 1e10), ("small", 0.0, 32.0**2), ("medium", 32.0**2, 96.0**2), ("large", 96.0**2, 1e10))
 """COCO's ranges in px^2 of the ground-truth box, bounds inclusive on both sides as COCOeval tests them."""
 DEFAULT_MAX_DETS = 100
+DIFFICULT_RULES = ("ignore", "count")
+"""COCO rule: difficult boxes as crowd regions (``ignore``, default) or as ordinary boxes (``count``)."""
 AP_RULES = ("voc07", "voc")
 """DOTA devkit interpolation: ``voc07`` the 11-point rule of the task-1 evaluation (default), ``voc`` all points."""
 DOTA_IOU = 0.5  # the devkit counts a hit when the IoU is strictly greater
@@ -55,17 +60,29 @@ class DetectionParams:
         Interpolation of the DOTA rule's AP.
     conf : float, optional
         Confidence at which precision, recall and F1 are given; ``None``: the one maximizing F1.
+    count_missing : bool
+        A ground-truth frame without a prediction file is a frame with no detections (its boxes
+        are misses), even where the matching keys skip it (``missing_pred="skip"``). Detectors
+        write no file for a frame where they found nothing: skipping those frames would drop
+        their ground truth and lift every score. ``False`` only when the user asked to skip them.
+    difficult : {"ignore", "count"}
+        COCO rule: difficult boxes are crowd regions as COCOeval treats ``iscrowd: 1``
+        (``ignore``) or ordinary boxes (``count``). The DOTA rule ignores them either way.
     """
 
     max_dets: int = DEFAULT_MAX_DETS
     ap_rule: str = "voc07"
     conf: Optional[float] = None
+    count_missing: bool = True
+    difficult: str = "ignore"
     iou_thresholds: np.ndarray = field(default_factory=lambda: COCO_IOU_THRESHOLDS.copy())
 
     def __post_init__(self):
         if int(self.max_dets) != self.max_dets or self.max_dets < 10:
             # COCOeval sorts its maxDets and reports AR at 1 and 10 besides: a smaller cap has no meaning there
             raise UsageError(f"--max_dets must be an integer of at least 10, got {self.max_dets}")
+        if self.difficult not in DIFFICULT_RULES:
+            raise UsageError(f"--difficult must be one of {', '.join(DIFFICULT_RULES)}, got {self.difficult!r}")
         if self.ap_rule not in AP_RULES:
             raise UsageError(f"--ap_rule must be one of {', '.join(AP_RULES)}, got {self.ap_rule!r}")
         if self.conf is not None and not np.isfinite(self.conf):
@@ -248,13 +265,32 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     span = max(len(classes), 1)
     rank = _ranks(order, pred_frame * span + det_class)
     gt_area, det_area = _block_areas(gt.corners), _block_areas(pred.corners)
-    gt_ignored = np.stack([difficult | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
+    crowd = difficult if params.difficult == "ignore" else np.zeros(len(gt), dtype=bool)
+    gt_ignored = np.stack([crowd | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
     det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
-    matches = _coco_matches(pair_gt, pair_pred, pair_iou, rank, len(gt), len(pred), gt_ignored, difficult,
+    coco_iou = _crowd_overlap(pair_gt, pair_pred, pair_iou, crowd, gt_area, det_area)
+    matches = _coco_matches(pair_gt, pair_pred, coco_iou, rank, len(gt), len(pred), gt_ignored, crowd,
                             params.iou_thresholds)
     dota_tp, dota_fp = _dota_flags(pair_gt, pair_pred, pair_iou, order, len(pred), difficult)
     return DetectionEval(classes, gt_class, det_class, difficult, pred.score, order, rank, *matches,
                          gt_ignored, det_outside, dota_tp, dota_fp, params)
+
+
+def _crowd_overlap(pair_gt, pair_pred, pair_iou, crowd, gt_area, det_area) -> np.ndarray:
+    """The pairs' overlap as COCOeval measures it: IoU, but intersection over the detection's area on a crowd box.
+
+    The intersection is recovered from the IoU and the two areas: ``I = IoU (A_g + A_d) / (1 + IoU)``.
+    """
+    on_crowd = crowd[pair_gt] if pair_gt.size else np.zeros(0, dtype=bool)
+    if not on_crowd.any():
+        return pair_iou
+    overlap = pair_iou.astype(np.float64, copy=True)
+    iou = pair_iou[on_crowd]
+    g, d = pair_gt[on_crowd], pair_pred[on_crowd]
+    intersection = iou * (gt_area[g] + det_area[d]) / (1.0 + iou)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        overlap[on_crowd] = np.where(det_area[d] > 0, np.minimum(intersection / det_area[d], 1.0), 0.0)
+    return overlap
 
 
 _AREA_BLOCK = 8192  # boxes per polygon_area call in _block_areas

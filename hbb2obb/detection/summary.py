@@ -12,6 +12,7 @@ from typing import Optional
 
 import numpy as np
 
+from hbb2obb.boxes import Boxes
 from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
 from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
@@ -37,39 +38,60 @@ class DetectionSummary:
     confusion: np.ndarray
     accumulation: Optional[DetectionAccumulation]
     point: Optional[OperatingPoint]
+    unpaired_frames: int = 0  # frames without a prediction file counted as frames with no detections
+    capped: tuple = ()  # (frame name, detections beyond max_dets) of each frame the COCO rule capped
 
     def merge_into(self, metrics: dict) -> None:
         """Add the keys to a metric dict: top-level numbers, per class in ``class_stats``."""
         metrics["detection_scored"] = self.scored
         metrics.update(self.overall)
+        metrics["detection_frames_without_predictions"] = self.unpaired_frames
         metrics["confusion_matrix"] = {
             "classes": [int(c) for c in self.classes] + ["background"],
             "rows": "ground truth",
             "counts": self.confusion.tolist(),
         }
         for class_id, values in self.per_class.items():
-            metrics["class_stats"].setdefault(class_id, {}).update(values)
+            if class_id in metrics["class_stats"] or not self.unpaired_frames:
+                metrics["class_stats"].setdefault(class_id, {}).update(values)
+            else:  # a class only frames without a prediction file hold: no matching keys to sit beside
+                metrics.setdefault("detection_unpaired_class_stats", {})[class_id] = values
 
 
-def summarize_run(table, pairs, params: DetectionParams) -> DetectionSummary:
+def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> DetectionSummary:
     """The detection metrics of an accumulated run (:class:`~hbb2obb.scoring.evaluate.MatchTable`).
 
     ``pairs`` are the run's same-frame pairs with positive IoU, any classes (``None`` when no
-    frame was scored: then there are none).
+    frame was scored: then there are none). ``unpaired``: the table of the frames without a
+    prediction file that the matching skipped; their ground truth joins as frames with no
+    detections (appended after the run's rows, so the pairs' row numbers still hold).
     """
-    gt, pred = table.gt, table.pred
+    gt, pred, gt_frame = table.gt, table.pred, table.gt_frame
+    n_unpaired = 0 if unpaired is None else len(unpaired.frame_names)
+    if unpaired is not None and len(unpaired.gt):
+        difficult = None
+        if gt.difficult is not None or unpaired.gt.difficult is not None:  # a part without the flags has none set
+            difficult = np.concatenate([np.zeros(len(part), dtype=bool) if part.difficult is None else part.difficult
+                                        for part in (gt, unpaired.gt)])
+        gt = Boxes(np.concatenate([gt.corners, unpaired.gt.corners]),
+                   np.concatenate([gt.class_id, unpaired.gt.class_id]), difficult=difficult)
+        gt_frame = np.concatenate([gt_frame, unpaired.gt_frame + len(table.frame_names)])
     if pairs is None:
         pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     classes = np.unique(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)
     if pred.score is None:
         overall, matches = unscored_counts_and_matches(gt, pred, pairs)
         confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
-        return DetectionSummary(False, overall, {}, classes, confusion, None, None)
-    evaluation = evaluate_detections(gt, table.gt_frame, pred, table.pred_frame, pairs, params)
+        return DetectionSummary(False, overall, {}, classes, confusion, None, None, n_unpaired)
+    evaluation = evaluate_detections(gt, gt_frame, pred, table.pred_frame, pairs, params)
+    # the COCO rule keeps the first max_dets detections of each frame and class: say what it dropped
+    beyond = np.bincount(table.pred_frame[evaluation.rank >= params.max_dets], minlength=len(table.frame_names))
+    capped = tuple((table.frame_names[f], int(beyond[f])) for f in np.flatnonzero(beyond).tolist())
     acc = accumulate(evaluation)
     overall, per_class = summarize_detections(acc)
     point = operating_point(evaluation, params.conf)
     overall.update(point.as_metrics())
     overall["conf_threshold_chosen"] = "max_f1" if point.chosen else "given"
+    overall["max_dets_dropped"] = int(beyond.sum())
     confusion = confusion_matrix(gt, pred, pairs, classes, None if np.isnan(point.conf) else point.conf)
-    return DetectionSummary(True, overall, per_class, classes, confusion, acc, point)
+    return DetectionSummary(True, overall, per_class, classes, confusion, acc, point, n_unpaired, capped)

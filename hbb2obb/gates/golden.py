@@ -6,7 +6,8 @@ dicts is one check:
 
 * it matches when present on both sides with an equal value: numbers within the tolerance
   (absolute; ints and floats compare as numbers, booleans are not numbers), strings and
-  booleans exactly, ``None`` only with ``None``, an int never with a string (``"30"`` is not
+  booleans exactly, ``None`` only with ``None`` or NaN (an undefined value: JSON files hold
+  ``null`` where the run has NaN, and older files may hold ``NaN``), an int never with a string (``"30"`` is not
   ``30``); dicts need the same keys and lists the same length, their items compared by the
   same rules, recursively;
 * a field of the golden file the run lacks is *missing*, a field both have with unequal values
@@ -135,15 +136,18 @@ def _holds_huge_float(value) -> bool:
 
 
 def _as_json_reads_it(value):
-    """``json.loads(json.dumps(value))`` without the text: tuples become lists, keys strings.
+    """``json.loads`` of the JSON the run writes, without the text: tuples become lists, keys strings.
 
     Keys are spelled as :mod:`json` spells them (``1``, ``0.5``, ``true``, ``null``); numbers
-    are written exactly, so they come back unchanged, NaN and infinity included.
+    are written exactly, so they come back unchanged; NaN and infinity are written as ``null``
+    and come back as ``None``.
     """
     if isinstance(value, dict):
         return {_json_key(key): _as_json_reads_it(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_as_json_reads_it(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 
@@ -184,7 +188,11 @@ def first_difference(expected, actual, tolerance: float = 0.0, where: str = ""):
     True
     >>> first_difference({"a": {"b": 1}}, {"a": {"b": True}})
     ("['a']['b']", 1, True)
+    >>> first_difference(None, float("nan")) is None
+    True
     """
+    if _is_undefined(expected) and _is_undefined(actual):
+        return None
     if _is_number(expected) and _is_number(actual):
         if expected == actual or abs(expected - actual) <= tolerance:
             return None
@@ -215,6 +223,11 @@ def first_difference(expected, actual, tolerance: float = 0.0, where: str = ""):
     if type(expected) is type(actual) and expected == actual:
         return None
     return where, expected, actual
+
+
+def _is_undefined(value) -> bool:
+    """``None`` or a float NaN: how JSON and YAML files spell an undefined value."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _all_floats(values: list) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.report.files import atomic_path
 
 COLUMNS = ("frame", "gt_line", "pred_line", "gt_class", "pred_class", "iou", "angle_error", "giou", "diou", "ciou",
            "center_offset", "off_axis", "short_side", "edge", "difficult")
@@ -82,6 +83,10 @@ def pair_columns(table, properties, overlap) -> dict:
         "short_side": gt_then(properties.short_side, np.nan, np.float64),
         "edge": gt_then(properties.edge, False, bool),
         "difficult": gt_then(properties.difficult, False, bool),
+        # not written: which rows are ground-truth boxes and which of those have a match, so a
+        # class id of -1 is a class and not "no box" (-1 marks absence in the int columns)
+        "is_gt": gt_then(np.ones(n_gt, dtype=bool), False, bool),
+        "has_pred": np.concatenate([matched, np.ones(len(lone), dtype=bool)]),
     }
 
 
@@ -92,25 +97,36 @@ def write_pairs(path: Path, columns: dict) -> int:
     absent = {name: (columns[name] < 0) if columns[name].dtype.kind == "i" else
               np.isnan(columns[name]) if columns[name].dtype.kind == "f" else np.zeros(rows, dtype=bool)
               for name in COLUMNS}
-    absent["edge"] = absent["difficult"] = absent["gt_line"]  # flags of the ground-truth box: none on lone rows
+    if "is_gt" in columns:  # class ids may be -1: absent is where there is no box, not where the id is negative
+        absent["gt_class"] = ~columns["is_gt"]
+        absent["pred_class"] = ~columns["has_pred"]
+        absent["edge"] = absent["difficult"] = ~columns["is_gt"]
+    else:
+        absent["edge"] = absent["difficult"] = absent["gt_line"]  # flags of the ground-truth box: none on lone rows
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix.lower() == ".parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            arrays = {name: pa.array(columns[name].tolist(), mask=absent[name]) for name in COLUMNS}
-            pq.write_table(pa.table(arrays), path)
-            return rows
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(COLUMNS)
-            values = {name: columns[name].tolist() for name in COLUMNS}
-            for row in range(rows):
-                writer.writerow(["" if absent[name][row] else _cell(values[name][row]) for name in COLUMNS])
+        with atomic_path(path) as temporary:
+            _write_table(temporary, path.suffix.lower(), columns, absent, rows)
     except OSError as exc:
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return rows
+
+
+def _write_table(path: Path, suffix: str, columns: dict, absent: dict, rows: int) -> None:
+    """Write the table to ``path`` as ``suffix`` (``.parquet`` or ``.csv``) says."""
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        arrays = {name: pa.array(columns[name].tolist(), mask=absent[name]) for name in COLUMNS}
+        pq.write_table(pa.table(arrays), path)
+        return
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        values = {name: columns[name].tolist() for name in COLUMNS}
+        for row in range(rows):
+            writer.writerow(["" if absent[name][row] else _cell(values[name][row]) for name in COLUMNS])
 
 
 def _cell(value):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Callable, Optional
@@ -18,6 +19,7 @@ from typing import Callable, Optional
 import orjson
 
 from hbb2obb.errors import InputError
+from hbb2obb.report.files import atomic_path
 
 _LONG_LIST = 64  # lists of numbers at least this long are written by orjson
 _JSON_PLACEHOLDER = re.compile(r'"\\u0000list (\d+)\\u0000"')  # as json.dumps escapes it
@@ -58,8 +60,30 @@ def _number_items(items, spell: Callable[[float], str]) -> Optional[bytes]:
     return b"".join(pieces)
 
 
+def json_safe(value):
+    """``value`` with every NaN and infinity replaced by ``None``, tuples as lists: what RFC 8259 JSON can hold.
+
+    An undefined value (the AP of a class without ground truth, the mean of nothing) is
+    ``null`` in JSON: ``NaN`` and ``Infinity`` are no JSON, and strict parsers refuse them.
+
+    Examples
+    --------
+    >>> json_safe({"ap": float("nan"), "x": [1.5, float("inf")], "n": 3})
+    {'ap': None, 'x': [1.5, None], 'n': 3}
+    """
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def metrics_json_bytes(metrics: dict) -> bytes:
     """``json.dumps(metrics, indent=2)`` encoded as ASCII, made fast for long lists of numbers.
+
+    NaN and infinities are written as ``null`` (:func:`json_safe`), so the text is RFC 8259 JSON.
 
     Examples
     --------
@@ -78,12 +102,14 @@ def metrics_json_bytes(metrics: dict) -> bytes:
                 lists.append(body)
                 return f"\x00list {len(lists) - 1}\x00"
             return [set_aside(item) for item in value]
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
         return value
 
-    text = json.dumps(set_aside(metrics), indent=2)
+    text = json.dumps(set_aside(metrics), indent=2, allow_nan=False)
     found = list(_JSON_PLACEHOLDER.finditer(text))
     if len(found) != len(lists):  # a string of the dict looks like a placeholder
-        return json.dumps(metrics, indent=2).encode("ascii")
+        return json.dumps(json_safe(metrics), indent=2, allow_nan=False).encode("ascii")
     pieces, position = [], 0
     for match in found:
         line = text[text.rfind("\n", 0, match.start()) + 1:match.start()]  # the key's line, up to the list
@@ -235,11 +261,11 @@ def read_metrics_yaml(text: str):
 def write_metrics(metrics: dict, path: str | Path) -> None:
     """Write the metric dict; the format follows the suffix (``.json``, else YAML)."""
     path = Path(path)
+    data = metrics_json_bytes(metrics) + b"\n" if path.suffix.lower() == ".json" else \
+        metrics_yaml(metrics).encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix.lower() == ".json":
-            path.write_bytes(metrics_json_bytes(metrics) + b"\n")
-        else:
-            path.write_text(metrics_yaml(metrics), encoding="utf-8")
+        with atomic_path(path) as temporary:
+            temporary.write_bytes(data)
     except OSError as exc:
         raise InputError(f"{path}: cannot write ({exc.strerror})") from None

@@ -117,6 +117,7 @@ class EvaluationResult:
     detection: Optional[DetectionParams] = None
     pairs: Optional[tuple] = None  # (gt, pred, iou) of every same-frame pair with positive IoU, with detection
     label_map: Optional[dict] = None
+    unpaired: Optional[MatchTable] = None  # frames without a prediction file, for the detection metrics only
 
     @functools.cached_property
     def detection_summary(self):
@@ -125,7 +126,7 @@ class EvaluationResult:
             return None
         from hbb2obb.detection.summary import summarize_run
 
-        return summarize_run(self.table, self.pairs, self.detection)
+        return summarize_run(self.table, self.pairs, self.detection, unpaired=self.unpaired)
 
 
 def _match_chunk(specs, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool = False,
@@ -361,10 +362,31 @@ def evaluate_frames(
     health.skipped_pred_lines += len(plan.pred_problems)
     health.problems.extend(plan.pred_problems)
     pairs = _join_pairs(chunks)
+    unpaired = None
+    if detection is not None and detection.count_missing and settings.missing_pred == "skip" and plan.missing_pred:
+        unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
-                              label_map=label_map or None)
-    result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None))
+                              label_map=label_map or None, unpaired=unpaired)
+    result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None,
+                                        counted_missing=unpaired is not None))
     return result
+
+
+def _unpaired_frames(gt_dir, pred_dir, settings: EvalSettings, sizes: ImageSizes, label_map, gt_format,
+                     pred_format) -> MatchTable:
+    """The ground truth of the frames without a prediction file, read and filtered as the scored frames are.
+
+    The detection metrics count these boxes as misses (:attr:`DetectionParams.count_missing`)
+    where the matching keys skip the frames, as the reference tool does.
+    """
+    plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format, sizes=sizes)
+    frames = [spec for spec in plan.frames if spec.pred_file is None and spec.pred_boxes is None]
+    batches = _batches(frames)
+    try:
+        chunks, _ = _run_chunks(batches, 1, settings, sizes, label_map, False, None)
+    finally:
+        batches.close()
+    return _join(chunks)
 
 
 def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, label_map, with_pairs: bool,

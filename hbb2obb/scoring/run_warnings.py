@@ -16,17 +16,20 @@ from hbb2obb.io import ImageSizes
 
 
 def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missing_pred: str,
-                 detection: bool) -> list[tuple[str, str]]:
+                 detection: bool, counted_missing: bool = False) -> list[tuple[str, str]]:
     """What the user must hear about a run's inputs: ``(kind, message)`` pairs in a fixed order.
 
     From the run's pairing, the health of the frames it read, the frame sizes it was given, its
-    ``missing_pred`` policy and whether it computed detection metrics. The kind lets a printer
+    ``missing_pred`` policy, whether it computed detection metrics and whether those counted the
+    skipped frames as frames with no detections. The kind lets a printer
     summarize repeats. Missing and orphan files, broken symbolic links,
     broken prediction lines (once per file: its first broken line and how many), mixed or
     normalized coordinates, predictions with and without confidences, and repaired, degenerate
     or concave boxes, in that order. An empty list for a clean run.
     """
     policy = "scored with no predictions" if missing_pred == "empty" else "skipped"
+    if counted_missing:
+        policy += " (the detection metrics count its ground truth as missed)"
     out = [("missing prediction file", f"no prediction file for {p.name}: frame {policy}")
            for p in plan.missing_pred]
     out += [("orphan prediction file", f"prediction file {p.name} has no ground-truth file: not scored")

@@ -167,8 +167,9 @@ def test_a_named_format_with_no_files_of_it_is_an_input_error(write_labels):
 
 
 def test_an_empty_prediction_folder_is_paired_as_before(write_labels):
+    # paired as before (each frame warned), then refused: a run that scored nothing is an input error (issue 34)
     root = write_labels({"gt/a.txt": rect(10, 10, 20, 10) + "\n"})
     (root / "pred").mkdir()
     code, out, err = _invoke(eval_main, [root / "gt", root / "pred", "--json", "-nb"])
-    assert code == 0 and "no prediction file for a.txt: frame skipped" in err
-    assert json.loads(out)["missing_pred_files"] == 1
+    assert code == 2 and out == "" and "no prediction file for a.txt: frame skipped" in err
+    assert "no ground-truth frame has a prediction file (1 frame(s) without one): nothing was scored" in err

@@ -79,6 +79,18 @@ def dense_iou(gt: Boxes, gt_frame, dt: Boxes, dt_frame) -> np.ndarray:
     return out
 
 
+def coco_overlap(gt: Boxes, gt_frame, dt: Boxes, dt_frame) -> np.ndarray:
+    """:func:`dense_iou`, with COCOeval's crowd rule on difficult (iscrowd) columns: intersection
+    over the detection's area (maskUtils.iou with iscrowd=1), measured here with shapely."""
+    out = dense_iou(gt, gt_frame, dt, dt_frame)
+    for g in np.flatnonzero(gt.difficult):
+        crowd = Polygon(gt.corners[g])
+        for d in np.flatnonzero(dt_frame == gt_frame[g]):
+            det = Polygon(dt.corners[d])
+            out[d, g] = crowd.intersection(det).area / det.area if det.area > 0 else 0.0
+    return out
+
+
 class RotatedCOCOeval(COCOeval):
     """COCOeval with its IoU step replaced by our rotated IoU, dt in COCOeval's own order."""
 
@@ -118,7 +130,7 @@ def coco_oracle(gt: Boxes, gt_frame, dt: Boxes, dt_frame, frames: int, max_dets:
         coco_gt.createIndex()
         coco_dt.createIndex()
         evaluator = RotatedCOCOeval(coco_gt, coco_dt, "bbox")
-        evaluator.matrix = dense_iou(gt, gt_frame, dt, dt_frame)
+        evaluator.matrix = coco_overlap(gt, gt_frame, dt, dt_frame)
         evaluator.params.maxDets = [1, 10, max_dets]
         evaluator.evaluate()
         evaluator.accumulate()
