@@ -35,9 +35,9 @@ import yaml
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import ConfigError, Hbb2ObbError, InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
-from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
 from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401

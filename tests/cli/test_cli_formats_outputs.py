@@ -96,7 +96,7 @@ def test_the_written_files_are_whole_and_no_temporary_file_is_left(write_labels)
 
 # ---- class 7 (writer side): an odd COCO file_name never writes a hidden file or one outside the folder ---------
 
-@pytest.mark.parametrize("file_name", ["", ".hidden.png", "..", "a/..", "..\\..\\x.jpg", "."])
+@pytest.mark.parametrize("file_name", ["", ".hidden.png", "..", "a/..", "."])
 def test_an_odd_coco_file_name_writes_no_hidden_file_and_nothing_outside(write_labels, file_name):
     coco = {"images": [{"id": 1, "file_name": file_name, "width": 10, "height": 10}],
             "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 4, 2]}],
@@ -105,6 +105,18 @@ def test_an_odd_coco_file_name_writes_no_hidden_file_and_nothing_outside(write_l
     result = _run(root / "src" / "set.json", "--to", "yolo", "labelme", "-o", root / "out" / "labels")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert _files(root / "out") == [] and _files(root) == ["src/set.json"]
+
+
+@pytest.mark.parametrize("file_name", ["..\\..\\x.jpg", "../../x.jpg", "/abs/x.jpg", "train/x.jpg"])
+def test_a_coco_file_name_with_folders_names_its_frame_inside_the_output(write_labels, file_name):
+    # the reader keeps a file_name's last part (COCO sets often say train/x.jpg): the frame is x, written inside -o
+    coco = {"images": [{"id": 1, "file_name": file_name, "width": 10, "height": 10}],
+            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 4, 2]}],
+            "categories": [{"id": 1, "name": "car"}]}
+    root = write_labels({"src/set.json": json.dumps(coco)})
+    result = _run(root / "src" / "set.json", "--to", "yolo", "-o", root / "out" / "labels")
+    assert result.exit_code == 0, result.output
+    assert [f for f in _files(root) if not f.endswith(".hbb2obb-written.json")] == ["out/labels/x.txt", "src/set.json"]
 
 
 # ---- class 8: outputs name the real images; sizes honour EXIF ------------------------------------------------
