@@ -264,7 +264,7 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     order = np.argsort(-pred.score, kind="stable")
     span = max(len(classes), 1)
     rank = _ranks(order, pred_frame * span + det_class)
-    gt_area, det_area = _block_areas(gt.corners), _block_areas(pred.corners)
+    gt_area, det_area = polygon_area(gt.corners), polygon_area(pred.corners)
     crowd = difficult if params.difficult == "ignore" else np.zeros(len(gt), dtype=bool)
     gt_ignored = np.stack([crowd | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
     det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
@@ -291,19 +291,6 @@ def _crowd_overlap(pair_gt, pair_pred, pair_iou, crowd, gt_area, det_area) -> np
     with np.errstate(divide="ignore", invalid="ignore"):
         overlap[on_crowd] = np.where(det_area[d] > 0, np.minimum(intersection / det_area[d], 1.0), 0.0)
     return overlap
-
-
-_AREA_BLOCK = 8192  # boxes per polygon_area call in _block_areas
-
-
-def _block_areas(corners: np.ndarray) -> np.ndarray:
-    """:func:`polygon_area` of every box, a block of boxes at a time: the same values (each box's
-    area is its own arithmetic), with work arrays that stay in cache instead of a dozen fresh
-    box-sized ones."""
-    areas = np.empty(len(corners))
-    for start in range(0, len(corners), _AREA_BLOCK):
-        areas[start:start + _AREA_BLOCK] = polygon_area(corners[start:start + _AREA_BLOCK])
-    return areas
 
 
 def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, crowd, thresholds) -> tuple:

@@ -293,16 +293,6 @@ def test_detection_keys_can_be_gated():
         parse_gate("map42>=0.1").check({"map50": 0.5})
 
 
-def test_areas_by_blocks_are_polygon_areas():
-    from hbb2obb.detection import evaluate as detection
-    from hbb2obb.geometry import polygon_area
-
-    rng = np.random.default_rng(5)
-    corners = rng.uniform(0, 4000, (detection._AREA_BLOCK * 2 + 17, 4, 2))
-    np.testing.assert_array_equal(detection._block_areas(corners), polygon_area(corners))
-    assert detection._block_areas(np.zeros((0, 4, 2))).shape == (0,)
-
-
 @pytest.mark.parametrize("huge", [False, True])
 def test_ranks_are_positions_within_groups_in_score_order(huge):
     from hbb2obb.detection.evaluate import _ranks
