@@ -223,8 +223,8 @@ def nothing_scored(result):
 
 def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> None:
     """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores; each written atomically."""
+    from hbb2obb.io.atomic import atomic_path
     from hbb2obb.plotting.detection import confusion_figure, pr_figure
-    from hbb2obb.report.files import atomic_path
 
     def save(figure, name):
         with atomic_path(folder / name) as temporary:

@@ -7,6 +7,7 @@ write, an error or Ctrl-C, removes the temporary file and leaves the target as i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -14,6 +15,37 @@ from pathlib import Path
 _UMASK = os.umask(0o022)  # read once: os.umask can only be read by setting it
 os.umask(_UMASK)
 TEMP_SUFFIX = ".tmp"
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path beside ``path``; once the block ends without error, rename it onto ``path``.
+
+    For writers that take a file name (a figure, a CSV writer). The temporary name keeps the
+    target's suffix, so a writer that picks its format from the name picks the right one; a block
+    that fails, or is interrupted, removes the temporary file and leaves the target as it was.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "m.txt"
+    >>> with atomic_path(target) as temporary:
+    ...     _ = temporary.write_text("done")
+    >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
+    ('done', ['m.txt'])
+    >>> target.unlink(); target.parent.rmdir()
+    """
+    path = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX + path.suffix, dir=path.parent)
+    os.close(fd)
+    temporary = Path(name)
+    try:
+        yield temporary
+        os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes it private; outputs are ordinary files
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8", durable: bool = False) -> None:
@@ -40,18 +72,12 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8", d
     >>> (folder / "a.txt").unlink(); folder.rmdir()
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding=encoding) as handle:
+    with atomic_path(path) as temporary:
+        with open(temporary, "w", encoding=encoding) as handle:
             handle.write(text)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; outputs are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     if durable:
         _sync_folder(path.parent)
 

@@ -2,47 +2,18 @@
 
 A run killed while writing must not leave half a metric file where a CI job reads one: each
 file is written under a temporary name in its folder and renamed over the target
-(:func:`atomic_path`). :func:`refuse_inputs` is the check every requested output passes before
+(:func:`hbb2obb.io.atomic.atomic_path`). :func:`refuse_inputs` is the check every requested output passes before
 the first file is written: an output that is one of the run's inputs (or lies inside an input
 folder) would destroy what the user gave.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, Optional
 
 from hbb2obb.errors import UsageError
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path):
-    """Yield a temporary path beside ``path``; once the block ends without error, rename it onto ``path``.
-
-    The temporary file is removed when the block fails, so a failed write leaves the target as it was.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "m.txt"
-    >>> with atomic_path(target) as temporary:
-    ...     _ = temporary.write_text("done")
-    >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
-    ('done', ['m.txt'])
-    """
-    path = Path(path)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part" + path.suffix, dir=path.parent)
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
 
 
 def _resolved(path: Path) -> Path:

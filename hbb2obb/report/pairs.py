@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.report.files import atomic_path
+from hbb2obb.io.atomic import atomic_path
 
 COLUMNS = ("frame", "gt_line", "pred_line", "gt_class", "pred_class", "iou", "angle_error", "giou", "diou", "ciou",
            "center_offset", "off_axis", "short_side", "edge", "difficult")

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import orjson
 
 from hbb2obb.errors import InputError
-from hbb2obb.report.files import atomic_path
+from hbb2obb.io.atomic import atomic_path
 
 _LONG_LIST = 64  # lists of numbers at least this long are written by orjson
 _JSON_PLACEHOLDER = re.compile(r'"\\u0000list (\d+)\\u0000"')  # as json.dumps escapes it

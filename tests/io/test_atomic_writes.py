@@ -57,3 +57,17 @@ def test_written_files_have_ordinary_permissions(tmp_path):
     os.umask(umask)
     write_text_atomic(tmp_path / "a.txt", "x\n")
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_file_written_through_atomic_path_is_an_ordinary_file(tmp_path):
+    # metric files and figures go through atomic_path: a CI job's other users must be able to read them
+    import os
+    import stat
+
+    from hbb2obb.io.atomic import _UMASK, atomic_path
+
+    with atomic_path(tmp_path / "m.json") as temporary:
+        assert temporary.suffix == ".json"  # a writer that picks its format from the name picks JSON
+        temporary.write_text("{}")
+    assert stat.S_IMODE(os.stat(tmp_path / "m.json").st_mode) == 0o666 & ~_UMASK
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
