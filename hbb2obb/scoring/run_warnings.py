@@ -59,8 +59,7 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
     if detection and health.scored_pred_lines and health.first_unscored_pred is not None:
         out.append(("confidence", f"{health.unscored_pred_files} prediction file(s) have boxes without a "
                     f"confidence and {health.scored_pred_files} have one on every box: AP needs a score "
-                    "on every prediction, so it is not computed (first line without one: "
-                    f"{health.first_unscored_pred})"))
+                    f"on every prediction, so it is not computed (first line without one: {_where(health)})"))
     if health.scored_gt_files:
         others = f" and {health.scored_gt_files - 1} other file(s)" if health.scored_gt_files > 1 else ""
         out.append(("confidence", f"ground truth {health.first_scored_gt}{others} carries a confidence column, "
@@ -79,3 +78,9 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
         out.append(("geometry", f"{health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
                     "as the polygons they are"))
     return out
+
+
+def _where(health: FrameHealth) -> str:
+    """``path:line`` of the first unscored prediction line, or the file when its lines are not told apart."""
+    path, line = health.first_unscored_pred
+    return path if line is None else f"{path}:{line}"
