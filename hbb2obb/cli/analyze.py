@@ -77,7 +77,8 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
               help="Also write analysis.md, analysis.yaml and analysis.png into this folder.")
 @click.option("--worst", type=int, default=0, show_default=True, metavar="N",
               help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box; "
-                   "with -i and -o also draw them: worst_iou.png, worst_angle.png.")
+                   "with -o also draw them: worst_iou.png, worst_angle.png (frames from -i, else GT_DIR/../images "
+                   "when it exists).")
 @click.option("--baseline", "baseline_dir", type=click.Path(path_type=Path), metavar="PRED_DIR_B",
               help="A second converted set: report the paired difference PRED_DIR minus PRED_DIR_B per cut.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
@@ -102,7 +103,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
-    img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir)
+    img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
+                                worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     if pairs_path is not None:

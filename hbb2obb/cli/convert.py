@@ -24,12 +24,22 @@ PROGRAM = "hbb2obb"
 
 
 def image_paths(source: Path) -> list[Path]:
-    """The frames to convert: ``source`` itself, or the images in the folder, sorted by name."""
+    """The frames to convert: ``source`` itself, or the images in the folder, sorted by name.
+
+    Raises
+    ------
+    InputError
+        ``source`` does not exist, or is a folder without any image.
+    """
     if source.is_file():
         return [source]
     if not source.is_dir():
         raise InputError(f"{source}: no such image or folder")
-    return sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    frames = sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    if not frames:
+        # Converting nothing and exiting 0 would look like success to a script.
+        raise InputError(f"{source}: no images found in this folder (looked for {', '.join(IMAGE_SUFFIXES)})")
+    return frames
 
 
 def best_parameters(results_path: Path) -> dict:

@@ -22,18 +22,23 @@ def overlay_options(function):
                              "-i, else GT_DIR/../images when it exists.")(function)
 
 
-def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[Path], gt_dir: Path) -> Optional[Path]:
-    """The frames folder of the run: ``-i`` when given; with ``--overlay`` and no ``-i``,
-    ``GT_DIR/../images`` when it exists (as ``-hd`` defaults to ``GT_DIR/../labels_hbb``), said on
-    stderr because its image sizes then also scale normalized labels, as ``-i`` would.
+def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[Path], gt_dir: Path,
+                   worst_sheets: bool = False) -> Optional[Path]:
+    """The frames folder of the run: ``-i`` when given; with ``--overlay`` (or, for analyze,
+    ``--worst N -o X``) and no ``-i``, ``GT_DIR/../images`` when it exists (as ``-hd`` defaults to
+    ``GT_DIR/../labels_hbb``), said on stderr because its image sizes then also scale normalized
+    labels, as ``-i`` would.
 
-    Fails before any scoring when overlays are asked for and no frames are found.
+    Fails before any scoring when overlays are asked for and no frames are found; the worst-box
+    sheets alone are not worth an error: :func:`emit_worst_sheets` says they were not drawn.
     """
-    if overlay is None or img_source is not None:
+    if img_source is not None or (overlay is None and not worst_sheets):
         return img_source
     default = Path(gt_dir).resolve().parent / "images"
     if not default.is_dir():
-        raise UsageError(f"--overlay needs the frames: give -i/--img_source IMAGES ({default} not found)")
+        if overlay is not None:
+            raise UsageError(f"--overlay needs the frames: give -i/--img_source IMAGES ({default} not found)")
+        return None
     click.echo(f"{program}: frames from {default} (the default beside GT_DIR; -i chooses others)", err=True)
     return default
 
@@ -55,7 +60,12 @@ def emit_worst_sheets(program: str, result, worst: int, img_source: Optional[Pat
                       hbb_dir: Optional[Path], label_map: dict) -> None:
     """``OUT/worst_iou.png`` and ``OUT/worst_angle.png``: contact sheets of the ``worst`` pairs of
     lowest IoU and of largest angle error, with the HBB prompts when ``hbb_dir`` is given."""
-    if not worst or out_dir is None or img_source is None:
+    if not worst or out_dir is None:
+        return
+    if img_source is None:
+        # -o with --worst asks for the pictures: drawing none without a word would be a quiet no-op.
+        warn(program, [("worst", "no worst-box pictures were drawn: no images were given "
+                                  "(-i IMAGES, or an images folder beside GT_DIR)")])
         return
     from hbb2obb.analysis.cuts import worst_pairs
     from hbb2obb.analysis.identity_baseline import match_identity_baseline

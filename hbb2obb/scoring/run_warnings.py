@@ -24,7 +24,8 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
     skipped frames as frames with no detections. The kind lets a printer
     summarize repeats. Missing and orphan files, broken symbolic links,
     broken prediction lines (once per file: its first broken line and how many), mixed or
-    normalized coordinates, predictions with and without confidences, and repaired, degenerate
+    normalized coordinates, predictions with and without confidences, ground truth with
+    confidences, and repaired, degenerate
     or concave boxes, in that order. An empty list for a clean run.
     """
     policy = "scored with no predictions" if missing_pred == "empty" else "skipped"
@@ -54,10 +55,15 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
     elif sides and not sizes.known and not all(spec.recorded_size is not None for spec in plan.frames):
         out.append(("coordinates", "labels are normalized and the frame size is unknown: IoU is unaffected but "
                     "angles are measured in normalized coordinates; give --img_source or --img_width/--img_height"))
-    if detection and health.scored_pred_files and health.unscored_pred_files:
+    # Lines, not files: one file scored on some lines only is the same silent loss of AP.
+    if detection and health.scored_pred_lines and health.first_unscored_pred is not None:
         out.append(("confidence", f"{health.unscored_pred_files} prediction file(s) have boxes without a "
                     f"confidence and {health.scored_pred_files} have one on every box: AP needs a score "
-                    "on every prediction, so it is not computed"))
+                    f"on every prediction, so it is not computed (first line without one: {_where(health)})"))
+    if health.scored_gt_files:
+        others = f" and {health.scored_gt_files - 1} other file(s)" if health.scored_gt_files > 1 else ""
+        out.append(("confidence", f"ground truth {health.first_scored_gt}{others} carries a confidence column, "
+                    "as predictions do: are the ground-truth and prediction folders swapped?"))
     for side, (normalized, pixels) in sorted(health.mixed_files.items()):
         scaled = "normalized files are scaled to pixels" if sizes.known else \
             "give --img_source or --img_width/--img_height to scale the normalized ones"
@@ -72,3 +78,9 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
         out.append(("geometry", f"{health.concave_boxes} box(es) are concave quadrilaterals: scored exactly "
                     "as the polygons they are"))
     return out
+
+
+def _where(health: FrameHealth) -> str:
+    """``path:line`` of the first unscored prediction line, or the file when its lines are not told apart."""
+    path, line = health.first_unscored_pred
+    return path if line is None else f"{path}:{line}"

@@ -159,6 +159,43 @@ def test_worst_lists_the_known_worst_boxes_and_the_unmatched(write_labels):
     assert "Unmatched: 1 of 5 ground-truth boxes" in out
 
 
+def _worst_case(write_labels):
+    """Five boxes, one prediction far off, in the reference layout (no images folder yet)."""
+    gt = [rect(100 * k, 0, 40, 20) for k in range(5)]
+    pred = [rect(100 * k + s, 0, 40, 20) for k, s in enumerate([1, 9, 3, 40, 5])]
+    return write_labels({"set/gt/f.txt": "\n".join(gt) + "\n", "set/pred/f.txt": "\n".join(pred) + "\n"}) / "set"
+
+
+def test_worst_pictures_take_the_images_beside_the_ground_truth(write_labels, tmp_path):
+    # --worst N -o X without -i used to draw nothing and say nothing; now it takes GT_DIR/../images
+    # as --overlay does, and the tiles have pixels (no "without pixels" warning).
+    root = _worst_case(write_labels)
+    (root / "images").mkdir()
+    Image.new("RGB", (600, 100), (90, 120, 150)).save(root / "images" / "f.png")
+    code, _, err = run(root / "gt", root / "pred", "--worst", 2, "-o", tmp_path / "out", "-nb")
+    assert code == 0
+    assert f"frames from {(root / 'images').resolve()}" in err
+    assert (tmp_path / "out" / "worst_iou.png").is_file() and (tmp_path / "out" / "worst_angle.png").is_file()
+    assert "without pixels" not in err
+
+
+def test_worst_pictures_without_images_say_none_were_drawn(write_labels, tmp_path):
+    root = _worst_case(write_labels)
+    code, out, err = run(root / "gt", root / "pred", "--worst", 2, "-o", tmp_path / "out", "-nb")
+    assert code == 0 and "### Lowest IoU (2 matched pairs)" in out
+    said = [line for line in err.splitlines() if "no worst-box pictures were drawn" in line]
+    assert len(said) == 1 and "no images were given" in said[0]
+    assert not (tmp_path / "out" / "worst_iou.png").exists()
+    assert not (tmp_path / "out" / "worst_angle.png").exists()
+
+
+def test_worst_without_out_dir_draws_nothing_and_says_nothing(write_labels):
+    # Pictures are asked for only with -o: a listing alone is not a quiet no-op.
+    root = _worst_case(write_labels)
+    code, _, err = run(root / "gt", root / "pred", "--worst", 2, "-nb")
+    assert code == 0 and "worst-box pictures" not in err and "frames from" not in err
+
+
 # --------------------------------------------------------------------------- flags
 
 

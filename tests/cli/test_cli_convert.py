@@ -130,6 +130,21 @@ def test_missing_source_exits_2(tmp_path):
     assert result.exit_code == 2 and "no such image or folder" in result.output
 
 
+def test_a_folder_without_images_exits_2_and_writes_nothing(tmp_path):
+    # Prompts but no image (a text file and a sub-folder do not count): today's run "converted 0
+    # boxes" and exited 0, which a script cannot tell from success.
+    images, hbb = tmp_path / "images", tmp_path / "labels_hbb"
+    (images / "sub").mkdir(parents=True)
+    (images / "notes.txt").write_text("not an image\n", encoding="utf-8")
+    hbb.mkdir()
+    (hbb / "a.txt").write_text("0 10 10 50 50\n", encoding="utf-8")
+    result = run(images, "-nb")
+    assert result.exit_code == 2
+    assert f"{images}: no images found in this folder" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "labels_obb").exists()
+
+
 def test_version():
     result = run("--version")
     assert result.exit_code == 0 and result.output.strip() == f"hbb2obb {__version__}"

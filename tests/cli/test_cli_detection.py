@@ -162,6 +162,40 @@ def test_python_api_gives_the_same_detection_keys(scored):
     assert "map50" not in evaluate_obb(scored / "gt", scored / "pred", detection=False)
 
 
+def test_confidence_on_some_files_only_names_the_first_unscored_line(write_labels):
+    # pred/a.txt is scored on every line; pred/b.txt on its first line only: line 2 is the first
+    # prediction line without a confidence, in frame order.
+    root = write_labels({"gt/a.txt": GT_A, "gt/b.txt": GT_A, "pred/a.txt": PRED_A,
+                         "pred/b.txt": rect(10, 10, 40, 20) + " 0.6\n" + rect(100, 100, 40, 20) + "\n"})
+    code, _, err = run(root / "gt", root / "pred", "-nb", "--json")
+    assert code == 0
+    said = [line for line in err.splitlines() if "without a confidence" in line]
+    assert len(said) == 1 and f"first line without one: {root / 'pred' / 'b.txt'}:2" in said[0]
+
+
+def test_confidence_on_some_lines_of_one_file_is_said(write_labels):
+    # One file scored on its first line only: no file has a score on every box, and the run used to
+    # drop AP without a word.
+    root = write_labels({"gt/a.txt": GT_A, "pred/a.txt": rect(10, 10, 40, 20) + " 0.9\n" + rect(100, 100, 40, 20)
+                         + "\n"})
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json")
+    assert code == 0 and json.loads(out)["detection_scored"] is False
+    said = [line for line in err.splitlines() if "without a confidence" in line]
+    assert len(said) == 1 and f"first line without one: {root / 'pred' / 'a.txt'}:2" in said[0]
+
+
+def test_ground_truth_with_a_confidence_column_warns_of_swapped_folders(write_labels):
+    # The folders given the wrong way round: the "ground truth" carries the detector's scores.
+    root = write_labels({"gt/a.txt": PRED_A, "gt/b.txt": PRED_A, "pred/a.txt": GT_A, "pred/b.txt": GT_A})
+    for extra in ((), ("--no_detection",)):
+        code, _, err = run(root / "gt", root / "pred", "-nb", *extra)
+        assert code == 0
+        said = [line for line in err.splitlines() if "swapped" in line]
+        assert len(said) == 1 and f"{root / 'gt' / 'a.txt'}" in said[0] and "confidence" in said[0]
+    code, _, err = run(root / "pred", root / "gt", "-nb")
+    assert code == 0 and "swapped" not in err
+
+
 def test_confidence_on_some_files_only_is_said(write_labels):
     root = write_labels({"gt/a.txt": GT_A, "gt/b.txt": GT_A, "pred/a.txt": PRED_A,
                          "pred/b.txt": rect(10, 10, 40, 20) + "\n"})

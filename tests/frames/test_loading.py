@@ -142,3 +142,28 @@ def test_normalized_sides_and_scaling(write_labels, gt, pred, size, expected):
             factor = np.array(size, dtype=np.float64) if size is not None and text == NORMALIZED else 1.0
             assert np.array_equal(boxes.corners[0], written * factor)
     assert loaded.gt[loaded.gt_frame == 1].corners[0].tolist() == [[10, 10], [14, 10], [14, 14], [10, 14]]
+
+
+def test_confidence_notes_are_those_of_frames_loaded_one_by_one(write_labels):
+    # pred/b.txt: line 1 scored, line 2 not; pred/a.txt (line 1 scored, line 2 broken, line 3 not)
+    # comes first but was read apart, its per-line confidences lost: named only when no other is;
+    # gt/c.txt carries a confidence.
+    files = dict(FRAMES, **{"gt/c.txt": rect(0, 0, 5, 5, cls=2) + " 0.5\n",
+                            "pred/b.txt": rect(0, 0, 5, 5) + " 0.4\n" + rect(9, 9, 5, 5) + "\n"})
+    root = write_labels(files)
+    specs = plan_frames(root / "gt", root / "pred", "empty").frames
+    _, health = load_frames(specs, sizes=ImageSizes(), label_map=None)
+    _, alone = one_by_one(specs, sizes=ImageSizes(), label_map=None)
+    assert health.first_unscored_pred == alone.first_unscored_pred == (str(root / "pred" / "b.txt"), 2)
+    assert health.scored_pred_lines == alone.scored_pred_lines == 1
+    assert health.first_scored_gt == alone.first_scored_gt == str(root / "gt" / "c.txt")
+    assert health.scored_gt_files == alone.scored_gt_files == 1
+
+
+def test_an_unscored_line_in_a_file_with_broken_lines_names_the_file_only(write_labels):
+    # The file read apart keeps no per-line confidence when some lines lack one: naming line 1
+    # (which has one) would send the user to the wrong line.
+    root = write_labels({"gt/a.txt": FRAMES["gt/a.txt"], "pred/a.txt": FRAMES["pred/a.txt"]})
+    specs = plan_frames(root / "gt", root / "pred").frames
+    _, health = load_frames(specs, sizes=ImageSizes(), label_map=None)
+    assert health.first_unscored_pred == (str(root / "pred" / "a.txt"), None)
