@@ -295,10 +295,12 @@ def test_analyze_writes_worst_sheets_with_images_and_out_dir(small_dataset, tmp_
         with Image.open(out / name) as sheet:
             assert sheet.size == (GAP + 5 * (TILE + GAP), HEADER + CAPTION + TILE + GAP)
     assert "contact sheet" not in result.stderr
-    # without the frames: the worst pairs are listed, not drawn
+    # without -i: the images folder beside the ground truth is taken, as --overlay takes it, and named
+    assert small_dataset.images_dir == small_dataset.gt_dir.parent / "images"
     result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "--worst", "5", "-o", str(tmp_path / "no")))
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "no" / "analysis.md").is_file() and not list((tmp_path / "no").glob("worst_*.png"))
+    assert sorted(p.name for p in (tmp_path / "no").glob("worst_*.png")) == ["worst_angle.png", "worst_iou.png"]
+    assert str(small_dataset.images_dir) in result.stderr
 
 
 def test_analyze_sheets_warn_about_frames_without_images_and_write_overlays(small_dataset, tmp_path):
