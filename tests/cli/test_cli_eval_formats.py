@@ -173,3 +173,48 @@ def test_an_empty_prediction_folder_is_paired_as_before(write_labels):
     code, out, err = _invoke(eval_main, [root / "gt", root / "pred", "--json", "-nb"])
     assert code == 2 and out == "" and "no prediction file for a.txt: frame skipped" in err
     assert "no ground-truth frame has a prediction file (1 frame(s) without one): nothing was scored" in err
+
+
+def _broken_predictions(folder, fmt):
+    """Predictions of frame ``a`` in ``fmt``: two good boxes and three broken ones, by the one coordinate rule."""
+    if fmt == "labelme":
+        good = [{"label": "car", "points": [[10, 10], [50, 30]], "shape_type": "rectangle"},
+                {"label": "car", "points": [[60, 10], [90, 30]], "shape_type": "rectangle"}]
+        broken = [{"label": "car", "points": [[0, 0], [2e12, 5]], "shape_type": "rectangle"},
+                  {"label": "car", "points": [[0, 0], [4, 5], [6, 7]], "shape_type": "polygon"},
+                  {"label": "car", "points": [[5, 5], [9, 9]], "shape_type": "circle"}]
+        (folder / "a.json").write_text(json.dumps({"shapes": good + broken, "imageWidth": 100, "imageHeight": 40}))
+    elif fmt == "voc":
+        boxes = [(10, 10, 50, 30), (60, 10, 90, 30), (0, 0, "2e12", 5), (0, 0, "1e400", 5), (0, 0, "nan", 5)]
+        objects = "".join(f"<object><name>car</name><bndbox><xmin>{x0}</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax>"
+                          f"<ymax>{y1}</ymax></bndbox></object>\n" for x0, y0, x1, y1 in boxes)
+        (folder / "a.xml").write_text("<annotation>\n<filename>a.jpg</filename><size><width>100</width>"
+                                      f"<height>40</height></size>\n{objects}</annotation>\n")
+    else:
+        annotations = [{"id": i, "image_id": 1, "category_id": 1, "bbox": bbox}
+                       for i, bbox in enumerate([[10, 10, 40, 20], [60, 10, 30, 20]], start=1)]
+        annotations += [{"id": 3, "image_id": 1, "category_id": 1, "bbox": [0, 0, 2e12, 5]},
+                        {"id": 4, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 5],
+                         "segmentation": [[0, 0, 4, 0, 4, 5]]},
+                        {"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 5],
+                         "segmentation": [[0, 0, 4, 0, 4, 5, 0, 5], [1, 1, 2, 1, 2, 2, 1, 2]]}]
+        (folder / "p.json").write_text(json.dumps({
+            "images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 40}],
+            "annotations": annotations, "categories": [{"id": 1, "name": "car"}]}))
+
+
+@pytest.mark.parametrize("fmt", ["coco", "labelme", "voc"])
+def test_skipped_prediction_boxes_are_counted_exactly_in_every_format(tmp_path, fmt):
+    # class 4 of the "no silent wrong answer" rule, end to end: three broken boxes -> skipped_pred_lines == 3
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    (tmp_path / "gt" / "a.txt").write_text("0 10 10 50 10 50 30 10 30\n0 60 10 90 10 90 30 60 30\n")
+    (tmp_path / "map.yaml").write_text("0: car\n")
+    _broken_predictions(tmp_path / "pred", fmt)
+    pred = tmp_path / "pred" / "p.json" if fmt == "coco" else tmp_path / "pred"
+    result = CliRunner().invoke(eval_main, [str(tmp_path / "gt"), str(pred), "-mp", str(tmp_path / "map.yaml"),
+                                       "--pred_format", fmt, "-nb", "--json"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)
+    assert metrics["skipped_pred_lines"] == 3
+    assert metrics["total_matches"] == 2 and metrics["total_pred"] == 2 and metrics["avg_iou"] == 1.0
