@@ -47,6 +47,10 @@ class Boxes:
         1-based line number of each box in its source file; ``None`` for boxes made in memory.
     difficult : array_like, shape (n,), optional
         DOTA ``difficult`` flag; ``None`` when the source does not carry it.
+    crowd : array_like, shape (n,), optional
+        COCO ``iscrowd`` flag: a region of many objects, never a miss, that detections may fall
+        on without being false alarms, whatever rule scores difficult boxes. ``None``: no crowd
+        regions (every format but COCO).
 
     Examples
     --------
@@ -62,6 +66,7 @@ class Boxes:
     score: Optional[np.ndarray] = None
     line: Optional[np.ndarray] = None
     difficult: Optional[np.ndarray] = field(default=None)
+    crowd: Optional[np.ndarray] = field(default=None)
 
     def __post_init__(self) -> None:
         corners = self.corners if _owned(self.corners, np.float64, 3) else np.array(self.corners, dtype=np.float64)
@@ -72,7 +77,8 @@ class Boxes:
         n = corners.shape[0]
         object.__setattr__(self, "corners", _readonly(corners))
         object.__setattr__(self, "class_id", _readonly(self._aligned(self.class_id, np.int64, n, "class_id")))
-        for name, dtype in (("score", np.float64), ("line", np.int64), ("difficult", np.bool_)):
+        for name, dtype in (("score", np.float64), ("line", np.int64), ("difficult", np.bool_),
+                            ("crowd", np.bool_)):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _readonly(self._aligned(value, dtype, n, name)))
@@ -101,7 +107,7 @@ class Boxes:
             return None if values is None else _readonly(values[index])
 
         return Boxes(corners=pick(self.corners), class_id=pick(self.class_id), score=pick(self.score),
-                     line=pick(self.line), difficult=pick(self.difficult))
+                     line=pick(self.line), difficult=pick(self.difficult), crowd=pick(self.crowd))
 
     @classmethod
     def empty(cls) -> "Boxes":
@@ -131,12 +137,17 @@ class Boxes:
     def with_corners(self, corners) -> "Boxes":
         """The same boxes (classes, lines, flags) at new corner positions."""
         return Boxes(
-            corners=corners, class_id=self.class_id, score=self.score, line=self.line, difficult=self.difficult
+            corners=corners, class_id=self.class_id, score=self.score, line=self.line, difficult=self.difficult,
+            crowd=self.crowd,
         )
 
     @staticmethod
     def concatenate(parts: "list[Boxes]") -> "Boxes":
-        """Join several sets; an optional attribute survives only when every part has it."""
+        """Join several sets; an optional attribute survives only when every part has it.
+
+        ``crowd`` is the exception: a part without it has no crowd regions, so the join keeps the
+        flags of the parts that have them, ``False`` elsewhere.
+        """
         if not parts:
             return Boxes.empty()
         if len(parts) == 1:  # a set is immutable: the one part is the join (a run of one chunk copies nothing)
@@ -147,4 +158,11 @@ class Boxes:
             return None if any(v is None for v in values) else _readonly(np.concatenate(values))
 
         return Boxes(corners=joined("corners"), class_id=joined("class_id"), score=joined("score"),
-                     line=joined("line"), difficult=joined("difficult"))
+                     line=joined("line"), difficult=joined("difficult"), crowd=crowd_of(parts))
+
+
+def crowd_of(parts: "list[Boxes]") -> Optional[np.ndarray]:
+    """The crowd flags of joined sets: ``None`` when no part has any, else ``False`` where a part has none."""
+    if all(p.crowd is None for p in parts):
+        return None
+    return _readonly(np.concatenate([np.zeros(len(p), dtype=bool) if p.crowd is None else p.crowd for p in parts]))

@@ -50,7 +50,8 @@ def detection_options(function):
                      help="COCO rule: detections kept per frame and class (raise it for dense aerial frames)."),
         click.option("--difficult", type=click.Choice(DIFFICULT_RULES), default="ignore", show_default=True,
                      help="COCO rule: difficult ground truth as crowd regions, as COCOeval treats iscrowd "
-                          "(ignore), or as ordinary boxes (count). The DOTA rule ignores them as its devkit does."),
+                          "(ignore), or as ordinary boxes (count). The DOTA rule ignores them as its devkit does. "
+                          "A COCO iscrowd region is a crowd region either way."),
         click.option("--plots", type=click.Path(path_type=Path), metavar="DIR",
                      help="Write confusion_matrix.png and pr_curves.png (with scores) to DIR."),
         click.option("--no_detection", is_flag=True,

@@ -91,6 +91,12 @@ def unscored_counts(gt: Boxes, pred: Boxes, pairs) -> dict:
     return unscored_counts_and_matches(gt, pred, pairs)[0]
 
 
+def left_out(gt: Boxes) -> np.ndarray:
+    """Ground truth that is neither a hit nor a miss here: difficult boxes and COCO crowd regions."""
+    difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
+    return difficult if gt.crowd is None else difficult | gt.crowd
+
+
 def unscored_counts_and_matches(gt: Boxes, pred: Boxes, pairs) -> tuple:
     """:func:`unscored_counts`, and its matches when they are also :func:`confusion_matrix`'s (else ``None``).
 
@@ -112,7 +118,7 @@ def unscored_counts_and_matches(gt: Boxes, pred: Boxes, pairs) -> tuple:
         pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
     matches = match_pairs(pair_gt, pair_pred, pair_iou, len(gt), len(pred), _AT_LEAST_HALF, one_to_one=True,
                           with_best=False)  # only the matches are read
-    difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
+    difficult = left_out(gt)
     on_difficult = np.zeros(len(pred), dtype=bool)
     on_difficult[matches.pred_index[matches.matched & difficult]] = True
     tp = int(np.count_nonzero(matches.matched & ~difficult))
@@ -146,7 +152,7 @@ def confusion_matrix(gt: Boxes, pred: Boxes, pairs, classes: np.ndarray, conf: O
         keep = counted[pair_pred]
         matches = match_pairs(pair_gt[keep], pair_pred[keep], pair_iou[keep], len(gt), len(pred), _AT_LEAST_HALF,
                               one_to_one=True, with_best=False)
-    difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult
+    difficult = left_out(gt)
     n = len(classes)
     gt_class = np.searchsorted(classes, gt.class_id)  # every id is one of the classes
     pred_class = np.searchsorted(classes, pred.class_id)

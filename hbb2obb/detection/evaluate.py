@@ -259,13 +259,15 @@ def evaluate_detections(gt: Boxes, gt_frame, pred: Boxes, pred_frame, pairs=None
     classes = np.unique(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)
     gt_class, det_class = _dense(gt.class_id, classes), _dense(pred.class_id, classes)
     difficult = np.zeros(len(gt), dtype=bool) if gt.difficult is None else gt.difficult.copy()
+    region = np.zeros(len(gt), dtype=bool) if gt.crowd is None else gt.crowd  # COCO iscrowd, under either rule
+    difficult |= region  # the DOTA rule ignores a crowd region as it ignores a difficult box
     same = gt_class[pair_gt] == det_class[pair_pred]
     pair_gt, pair_pred, pair_iou = pair_gt[same], pair_pred[same], pair_iou[same]
     order = np.argsort(-pred.score, kind="stable")
     span = max(len(classes), 1)
     rank = _ranks(order, pred_frame * span + det_class)
     gt_area, det_area = polygon_area(gt.corners), polygon_area(pred.corners)
-    crowd = difficult if params.difficult == "ignore" else np.zeros(len(gt), dtype=bool)
+    crowd = difficult if params.difficult == "ignore" else region
     gt_ignored = np.stack([crowd | (gt_area < lo) | (gt_area > hi) for _, lo, hi in AREA_RANGES])
     det_outside = np.stack([(det_area < lo) | (det_area > hi) for _, lo, hi in AREA_RANGES])
     coco_iou = _crowd_overlap(pair_gt, pair_pred, pair_iou, crowd, gt_area, det_area)

@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from hbb2obb.boxes import Boxes
+from hbb2obb.boxes import Boxes, crowd_of
 from hbb2obb.detection.accumulate import DetectionAccumulation, accumulate, summarize_detections
 from hbb2obb.detection.counts import OperatingPoint, confusion_matrix, operating_point, unscored_counts_and_matches
 from hbb2obb.detection.evaluate import DetectionParams, evaluate_detections
@@ -74,7 +74,8 @@ def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> Detec
             difficult = np.concatenate([np.zeros(len(part), dtype=bool) if part.difficult is None else part.difficult
                                         for part in (gt, unpaired.gt)])
         gt = Boxes(np.concatenate([gt.corners, unpaired.gt.corners]),
-                   np.concatenate([gt.class_id, unpaired.gt.class_id]), difficult=difficult)
+                   np.concatenate([gt.class_id, unpaired.gt.class_id]), difficult=difficult,
+                   crowd=crowd_of([gt, unpaired.gt]))
         gt_frame = np.concatenate([gt_frame, unpaired.gt_frame + len(table.frame_names)])
     if pairs is None:
         pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))

@@ -173,7 +173,12 @@ def _with_read_boxes(batch: LabelBatch, read: dict) -> LabelBatch:
     has_difficult = batch.has_difficult.copy()
     for i, boxes in read.items():
         has_difficult[i] = boxes.difficult is not None
-    return LabelBatch(batch.paths, rows, difficult, has_difficult, batch.problems)
+    crowd = None
+    if any(boxes.crowd is not None for boxes in read.values()):  # only COCO carries crowd regions
+        own = np.zeros(len(batch.rows.file), dtype=bool) if batch.crowd is None else batch.crowd
+        crowd = np.concatenate([own] + [
+            np.zeros(len(b), dtype=bool) if b.crowd is None else b.crowd for b in read.values()])[order]
+    return LabelBatch(batch.paths, rows, difficult, has_difficult, batch.problems, crowd)
 
 
 def _note_confidences(batch: LabelBatch, n: int, health: FrameHealth) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -203,7 +204,8 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     -------
     frames : list of FrameLabels
         In the order of ``images``; ``boxes.line`` is the 1-based position in ``annotations``;
-        ``boxes.difficult`` is ``iscrowd`` (a crowd region: neither hit nor miss).
+        ``boxes.crowd`` is ``iscrowd`` (a crowd region: neither hit nor miss), and so is
+        ``boxes.difficult``, so that formats with a difficult flag keep the region out of counts.
     names : dict of int to str
     problems : tuple of LabelProblem
         The skipped annotations, named by JSON path.
@@ -244,15 +246,16 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
             sink.report(f"{where}.iscrowd", f"must be 0 or 1, found {shown_json(crowd)}")
             continue
         rows = per_image[image_id]
-        # a crowd region is carried as the difficult flag: both are regions a detection may
-        # match without a hit or a miss (the COCO rule treats difficult boxes as crowd regions)
+        # a crowd region is also marked difficult: converted to DOTA or VOC it stays out of the
+        # counts; the detection metrics tell the two apart by ``crowd``
         for column, value in zip(rows, (corners, class_of[category], index + 1, bool(crowd),
                                         None if score is None else float(score))):
             column.append(value)
     frames = []
     for image_id, (stem, size) in images.items():
         corners, classes, lines, difficult, scores = per_image[image_id]
-        frames.append(FrameLabels(stem, make_boxes(corners, classes, lines, difficult, scores), size, path))
+        boxes = make_boxes(corners, classes, lines, difficult, scores)
+        frames.append(FrameLabels(stem, replace(boxes, crowd=boxes.difficult), size, path))
     return frames, names, tuple(sink.problems)
 
 
@@ -275,6 +278,7 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
         boxes = frame.boxes
         envelopes = integer_envelope(boxes.corners)
         quads = integer_corners(boxes.corners)
+        crowd = np.zeros(len(boxes), dtype=bool) if boxes.crowd is None else boxes.crowd
         for row in range(len(boxes)):
             x0, y0, x1, y1 = envelopes[row].tolist()
             annotation = {"id": len(annotations) + 1, "image_id": image_id,
@@ -284,9 +288,10 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
                 x, y = quad[:, 0], quad[:, 1]
                 area = abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2
                 annotation["segmentation"] = [quads[row].reshape(-1).tolist()]
-                annotation.update(bbox=[x0, y0, x1 - x0, y1 - y0], area=int(round(float(area))), iscrowd=0)
+                annotation.update(bbox=[x0, y0, x1 - x0, y1 - y0], area=int(round(float(area))),
+                                  iscrowd=int(crowd[row]))
             else:
-                annotation.update(bbox=[x0, y0, x1 - x0, y1 - y0], area=(x1 - x0) * (y1 - y0), iscrowd=0)
+                annotation.update(bbox=[x0, y0, x1 - x0, y1 - y0], area=(x1 - x0) * (y1 - y0), iscrowd=int(crowd[row]))
             if boxes.score is not None:
                 annotation["score"] = round(float(boxes.score[row]), 4)
             annotations.append(annotation)

@@ -291,6 +291,8 @@ class LabelBatch:
         Files that carry a DOTA ``difficult`` column.
     problems : tuple of tuple of LabelProblem
         The skipped lines of each file (non-strict files only).
+    crowd : (n,) bool or None
+        COCO crowd regions among the rows (boxes read apart from a COCO file); ``None``: none.
     """
 
     paths: tuple
@@ -298,6 +300,7 @@ class LabelBatch:
     difficult: np.ndarray
     has_difficult: np.ndarray
     problems: tuple
+    crowd: Optional[np.ndarray] = None
 
     @property
     def counts(self) -> np.ndarray:
@@ -316,9 +319,12 @@ class LabelBatch:
         :meth:`Boxes.concatenate` does. A slice needs no gather: the quicker way to take a run of files.
         """
         boxes = self.rows.boxes(files)
-        if self.has_difficult[files].size and self.has_difficult[files].all():
+        difficult = self.has_difficult[files].size and self.has_difficult[files].all()
+        if difficult or self.crowd is not None:
+            rows = self.rows.rows_of(files)
             boxes = Boxes(corners=boxes.corners, class_id=boxes.class_id, score=boxes.score, line=boxes.line,
-                          difficult=self.difficult[self.rows.rows_of(files)])
+                          difficult=self.difficult[rows] if difficult else None,
+                          crowd=None if self.crowd is None else self.crowd[rows])
         return boxes
 
 

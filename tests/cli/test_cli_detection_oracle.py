@@ -134,3 +134,32 @@ def test_difficult_default_is_ignore(tmp_path):
     gt, dt, _ = scene(5, lacking=())
     write_scene(tmp_path, gt, dt, set())
     assert metrics_of(tmp_path)[0]["map50_95"] == metrics_of(tmp_path, "--difficult", "ignore")[0]["map50_95"]
+
+
+def write_coco_scene(root, gt, dt):
+    """The scene's ground truth as one COCO file (difficult boxes as ``iscrowd: 1``), detections as text."""
+    (root / "gt").mkdir()
+    (root / "pred").mkdir()
+    images = [{"id": f + 1, "file_name": f"f{f:02d}.jpg", "width": 600, "height": 600} for f in gt]
+    annotations = []
+    for f, boxes in gt.items():
+        for x, y, w, h, c, d in boxes:
+            annotations.append({"id": len(annotations) + 1, "image_id": f + 1, "category_id": c + 1,
+                                "bbox": [x, y, w, h], "area": w * h, "iscrowd": d})
+    categories = [{"id": i + 1, "name": name} for i, name in enumerate(CLASSES)]
+    (root / "gt" / "instances.json").write_text(
+        json.dumps({"images": images, "annotations": annotations, "categories": categories}))
+    (root / "classes.yaml").write_text("".join(f"{i}: {name}\n" for i, name in enumerate(CLASSES)))
+    for frame in gt:
+        (root / "pred" / f"f{frame:02d}.txt").write_text(
+            "".join(f"{c} {corners(x, y, w, h)} {s}\n" for x, y, w, h, c, s in dt[frame]))
+
+
+@pytest.mark.parametrize("rule", ["ignore", "count"])
+def test_coco_crowd_regions_stay_crowd_regions_under_either_difficult_rule(tmp_path, rule):
+    """``--difficult`` chooses for difficult boxes; a COCO crowd region is a crowd region either way."""
+    gt, dt, _ = scene(6, lacking=())
+    assert any(d for boxes in gt.values() for *_, d in boxes)
+    write_coco_scene(tmp_path, gt, dt)
+    metrics, _ = metrics_of(tmp_path, "--difficult", rule)
+    assert_coco(metrics, cocoeval(gt, dt, gt.keys(), crowd=True))

@@ -354,6 +354,21 @@ def test_iscrowd_is_carried_as_an_ignore_flag(tmp_path):
         read_coco(path, strict=True)
 
 
+def test_iscrowd_survives_a_coco_round_trip_and_only_coco_marks_crowd(tmp_path):
+    from hbb2obb.io.coco import write_coco
+
+    path = tmp_path / "c.json"
+    _write(path, _coco([_ann(1, iscrowd=1), _ann(2, iscrowd=0), _ann(3, iscrowd=1)]))
+    frames, names, _ = read_coco(path, strict=True)
+    assert frames[0].boxes.crowd.tolist() == [True, False, True]
+    write_coco(tmp_path / "out.json", frames, names, obb=False)
+    written = json.loads((tmp_path / "out.json").read_text())["annotations"]
+    assert [a["iscrowd"] for a in written] == [1, 0, 1]
+    (tmp_path / "txt").mkdir()
+    (tmp_path / "txt" / "f.txt").write_text("0 0 0 4 0 4 5 0 5\n")
+    assert read_set(tmp_path / "txt", "yolo", strict=True).frames[0].boxes.crowd is None
+
+
 @pytest.mark.parametrize("segmentation", [
     [[0, 0, 10, 0, 10, 10]],
     [[0, 0, 10, 0, 10, 10, 0, 10, 5, 5]],
