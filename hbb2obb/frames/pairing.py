@@ -20,6 +20,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.written import MANIFEST_NAME
 
 LABEL_SUFFIX = ".txt"
 MISSING_PRED_POLICIES = ("skip", "empty", "error")
@@ -84,8 +85,9 @@ class FramePlan:
     broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
 
 
-def _label_files(folder: Path, role: str, ordered: bool = True) -> tuple[dict[str, str], list[str]]:
-    """``{stem: path string}`` of the label files of a folder, sorted by name, and its broken links.
+def _label_files(folder: Path, role: str, ordered: bool = True) -> tuple[dict[str, str], list[str], bool]:
+    """``{stem: path string}`` of the label files of a folder, sorted by name, its broken links,
+    and whether it also holds files that may be labels of another format (``.json``, ``.xml``).
 
     A label file ends in ``.txt`` in any case (``.TXT`` too); a symbolic link whose target is
     gone is returned apart, by path, so the caller can name it instead of skipping it unseen.
@@ -99,12 +101,17 @@ def _label_files(folder: Path, role: str, ordered: bool = True) -> tuple[dict[st
         raise InputError(f"{folder}: {role} path is not a folder")
     suffix = len(LABEL_SUFFIX)
     prefix = "" if str(folder) == "." else os.path.join(str(folder), "")  # as str(folder / name) spells it
-    with os.scandir(folder) as entries:  # directory entries know their type: no Path per file
-        # the usual spelling first: the case-blind test only for the names it does not take
-        labels = [e for e in entries if e.name.endswith(LABEL_SUFFIX) or e.name[-suffix:].lower() == LABEL_SUFFIX]
-        found = [e.name for e in labels if e.is_file()]
-        others = [e for e in labels if not e.is_file()] if len(found) < len(labels) else []
-        broken = sorted(e.name for e in others if e.is_symlink() and not os.path.exists(e.path))
+    with os.scandir(folder) as listing:  # directory entries know their type: no Path per file
+        entries = list(listing)
+    # the usual spelling first: the case-blind test only for the names it does not take
+    labels = [e for e in entries if e.name.endswith(LABEL_SUFFIX) or e.name[-suffix:].lower() == LABEL_SUFFIX]
+    # a folder of labels alone (the usual case) needs no look at the other names
+    other_labels = len(labels) < len(entries) and any(
+        e.name.lower().endswith(_OTHER_LABEL_SUFFIXES) for e in entries if e.name != MANIFEST_NAME)
+    found = [e.name for e in labels if e.is_file()]
+    others = [e for e in labels if not e.is_file()] if len(found) < len(labels) else []
+    broken = sorted(e.name for e in others if e.is_symlink() and not os.path.exists(e.path))
+    del entries, labels
     if ordered:
         found.sort()
     # The paths are built here rather than taken from the entries (e.path): built one after the
@@ -118,7 +125,7 @@ def _label_files(folder: Path, role: str, ordered: bool = True) -> tuple[dict[st
             if stem in seen:
                 raise InputError(f"{folder}: two label files for frame {stem!r}: {seen[stem]} and {name}")
             seen[stem] = name
-    return files, [prefix + name for name in broken]
+    return files, [prefix + name for name in broken], other_labels
 
 
 def _no_labels_error(folder: Path) -> InputError:
@@ -129,6 +136,7 @@ def _no_labels_error(folder: Path) -> InputError:
     return InputError(f"no label files in {folder} (the ground-truth folder needs NAME.txt files{held})")
 
 
+_OTHER_LABEL_SUFFIXES = (".json", ".xml")  # what VOC, COCO and LabelMe files end in
 NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
 
 
@@ -142,8 +150,10 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     ``FrameLabels`` instead of path strings.
     """
     if fmt in (None, *NATIVE_FORMATS) and path.is_dir():  # the usual case: the listing is all it needs
-        files, broken = _label_files(path, role, ordered=strict)  # ground truth (strict) in name order
+        files, broken, other_labels = _label_files(path, role, ordered=strict)  # ground truth in name order
         if files or broken:
+            if other_labels and fmt is None:
+                _refuse_mixed_formats(path, role)
             return files, (), True, broken
     from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
 
@@ -165,6 +175,16 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
         fmt = detect_format(path)
     label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
     return {frame.stem: frame for frame in label_set.frames}, label_set.problems, False, []
+
+
+def _refuse_mixed_formats(path: Path, role: str) -> None:
+    """:class:`InputError` when a folder of ``NAME.txt`` labels also holds label files of another format."""
+    from hbb2obb.io.label_sets import formats_beside_text
+
+    others = formats_beside_text(path)
+    if others:  # which one the user meant is not ours to guess
+        raise InputError(f"{path}: the {role} folder holds NAME.txt labels and {', '.join(others)} label files; "
+                         f"choose one with --gt_format/--pred_format")
 
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,

@@ -145,6 +145,27 @@ def formats_present(path: Path) -> list[str]:
     return [fmt] if fmt else []
 
 
+def formats_beside_text(folder: Path) -> list[str]:
+    """The formats of the VOC, COCO and LabelMe label files of a folder.
+
+    For a folder read as ``.txt`` labels: any answer means the folder mixes formats. (``NAME.dota``
+    beside ``NAME.txt`` is no mix: it carries the difficult flags of the same boxes.)
+    """
+    found = []
+    if any(_looks_like_voc(p) for p in _listed(folder, EXTENSIONS["voc"])):  # not any .xml: a metadata file is none
+        found.append("voc")
+    return found + [fmt for fmt in ("coco", "labelme") if label_files(folder, fmt)]
+
+
+def _looks_like_voc(path: Path) -> bool:
+    """Whether an ``.xml`` file opens a VOC ``<annotation>`` in its first 4 KiB."""
+    try:
+        with open(path, "rb") as handle:
+            return b"<annotation" in handle.read(4096)
+    except OSError:
+        return False
+
+
 def detect_format(path: Path) -> str:
     """The format of a file or folder; :class:`InputError` when it holds no label files."""
     path = Path(path)

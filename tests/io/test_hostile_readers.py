@@ -480,3 +480,31 @@ def test_a_crowd_annotation_is_no_miss_as_in_pycocotools(tmp_path, capsys):
     assert overall["mar_100"] == pytest.approx(evaluator.stats[8], abs=1e-9)
     assert overall["map50"] == pytest.approx(evaluator.stats[1], abs=1e-9)
     assert overall["map50_95"] == pytest.approx(evaluator.stats[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("role", ["ground-truth", "prediction"])
+def test_a_text_label_folder_that_also_holds_coco_or_voc_files_is_refused(tmp_path, role):
+    """``NAME.txt`` labels beside a COCO file or VOC files: which set to score is the user's choice."""
+    from click.testing import CliRunner
+
+    from hbb2obb.cli.eval import main
+
+    gt, pred = tmp_path / "gt", tmp_path / "pred"
+    gt.mkdir()
+    pred.mkdir()
+    (gt / "a.txt").write_text("0 0 0 4 0 4 5 0 5\n")
+    (pred / "a.txt").write_text("0 0 0 4 0 4 5 0 5 0.9\n")
+    mixed = gt if role == "ground-truth" else pred
+    (mixed / "notes.json").write_text('{"author": "me"}')  # not labels: no reason to refuse
+    (mixed / "metadata.xml").write_text("<meta/>")
+    args = [str(gt), str(pred), "-nb", "--json"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    _write(mixed / "instances.json", _coco([_ann(1)]))
+    (mixed / "b.xml").write_text(_voc_text())
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"{mixed}: the {role} folder holds NAME.txt labels and voc, coco label files" in result.stderr
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+    flag = "--gt_format" if role == "ground-truth" else "--pred_format"
+    chosen = CliRunner().invoke(main, [*args, flag, "yolo"])
+    assert chosen.exit_code == 0, chosen.stderr
