@@ -46,7 +46,7 @@ def _sizes(images, img_width, img_height) -> ImageSizes:
 
     The reference ignores -iw without -ih: we stop.
     """
-    return ImageSizes(images, img_width, img_height, exif=True)
+    return ImageSizes(images, img_width, img_height)
 
 
 def _verify(source: Path, map_path, images, img_width, img_height, dota_ext) -> None:

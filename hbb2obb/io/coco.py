@@ -20,6 +20,7 @@ from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
+    image_name_of,
     integer_corners,
     integer_envelope,
     json_numbers,
@@ -128,7 +129,7 @@ def frame_stem(file_name: str) -> Optional[str]:
 
 
 def _images(data: dict, path: Path, sink: ProblemSink) -> dict:
-    """``{image id: (stem, size)}`` in file order; a repeated id or name is an error."""
+    """``{image id: (stem, size, image name)}`` in file order; a repeated id or name is an error."""
     images = data["images"]
     if not isinstance(images, list):
         raise InputError(f"{path}:images: must be a list")
@@ -146,7 +147,7 @@ def _images(data: dict, path: Path, sink: ProblemSink) -> dict:
         size, reason = json_size(image.get("width"), image.get("height"))
         if reason is not None:
             sink.report(f"images[{index}].width", reason)
-        found[image["id"]] = (stem, size)
+        found[image["id"]] = (stem, size, image_name_of(image["file_name"], stem))
         stems.add(stem)
     return found
 
@@ -252,10 +253,10 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
                                         None if score is None else float(score))):
             column.append(value)
     frames = []
-    for image_id, (stem, size) in images.items():
+    for image_id, (stem, size, image_name) in images.items():
         corners, classes, lines, difficult, scores = per_image[image_id]
         boxes = make_boxes(corners, classes, lines, difficult, scores)
-        frames.append(FrameLabels(stem, replace(boxes, crowd=boxes.difficult), size, path))
+        frames.append(FrameLabels(stem, replace(boxes, crowd=boxes.difficult), size, path, image_name=image_name))
     return frames, names, tuple(sink.problems)
 
 

@@ -38,6 +38,10 @@ class FrameLabels:
         The file the boxes were read from.
     problems : tuple of LabelProblem
         What was skipped (only when read with ``strict=False``).
+    image_name : str or None
+        The frame's image file as the source names it (COCO ``file_name``, LabelMe ``imagePath``,
+        VOC ``<filename>``), folders dropped; ``None`` when the source names none, or names a
+        file of another frame.
     """
 
     stem: str
@@ -45,12 +49,13 @@ class FrameLabels:
     size: Optional[tuple]
     source: Path
     problems: tuple = ()
+    image_name: Optional[str] = None
 
     def with_boxes(self, boxes: Boxes) -> "FrameLabels":
-        return FrameLabels(self.stem, boxes, self.size, self.source, self.problems)
+        return FrameLabels(self.stem, boxes, self.size, self.source, self.problems, self.image_name)
 
     def with_size(self, size: Optional[tuple]) -> "FrameLabels":
-        return FrameLabels(self.stem, self.boxes, size, self.source, self.problems)
+        return FrameLabels(self.stem, self.boxes, size, self.source, self.problems, self.image_name)
 
 
 def make_boxes(corners: list, classes: list, lines: list, difficult: Optional[list] = None,
@@ -189,3 +194,20 @@ def shown_json(value) -> str:
         return "an integer of more than 40 digits"  # str() of one beyond 4,300 digits would itself fail
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
+
+
+def image_name_of(recorded, stem: str) -> Optional[str]:
+    """The last part of an image path a label file records, when it is an image of frame ``stem``.
+
+    Examples
+    --------
+    >>> image_name_of("../images/a.PNG", "a"), image_name_of("b.jpg", "a"), image_name_of("a", "a")
+    ('a.PNG', None, None)
+    """
+    if not isinstance(recorded, str):
+        return None
+    name = recorded.replace("\\", "/").rsplit("/", 1)[-1]
+    stem_of, dot, suffix = name.rpartition(".")
+    if not dot or stem_of != stem or not suffix or any(ord(c) < 32 or ord(c) == 127 for c in suffix):
+        return None
+    return name

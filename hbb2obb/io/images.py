@@ -24,22 +24,44 @@ EXIF_ORIENTATION = 0x0112
 QUARTER_TURNS = (5, 6, 7, 8)  # EXIF orientations that show the frame turned a quarter: width and height swap
 
 
-def image_size(path: Path, exif: bool = False) -> tuple[int, int]:
-    """``(width, height)`` of an image, read from its header only.
+def image_size(path: Path) -> tuple[int, int]:
+    """``(width, height)`` of the frame as a viewer shows it, read from the image's header only.
 
-    With ``exif``, the size of the frame as a viewer shows it: an EXIF orientation of 5 to 8 (a
-    phone held upright) swaps the two, as the reference converter and Ultralytics read it.
+    An EXIF orientation of 5 to 8 (a phone held upright) swaps the two: labels are drawn on the
+    frame as shown, which is also how OpenCV's ``imread``, the reference tool and Ultralytics
+    read it. The pixels are turned the same way wherever they are decoded (:func:`upright`).
     """
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as image:
             width, height = image.size
-            if exif and image.getexif().get(EXIF_ORIENTATION) in QUARTER_TURNS:
+            if quarter_turned(image):
                 return height, width
             return width, height
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:  # a broken EXIF block included
         raise InputError(f"{path}: cannot read image header ({exc})") from None
+
+
+def quarter_turned(image) -> bool:
+    """Whether an open PIL image's EXIF orientation shows it turned a quarter (width and height swap)."""
+    try:
+        return image.getexif().get(EXIF_ORIENTATION) in QUARTER_TURNS
+    except (OSError, SyntaxError, ValueError, TypeError):  # a broken EXIF block: no orientation
+        return False
+
+
+def upright(image):
+    """A loaded PIL image turned as its EXIF orientation says a viewer shows it (itself when no turn)."""
+    from PIL import ImageOps
+
+    try:
+        orientation = image.getexif().get(EXIF_ORIENTATION)
+    except (OSError, SyntaxError, ValueError, TypeError):
+        return image
+    if orientation in (None, 1):
+        return image
+    return ImageOps.exif_transpose(image)
 
 
 #: Pillow modes of more than 8 bits per sample: ``convert("RGB")`` clips them to 255 (a white frame).
@@ -47,7 +69,7 @@ WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
 
 
 def decode_rgb(path: Path):
-    """Decode an image file to an 8-bit RGB PIL image; an unreadable file is an :class:`InputError`.
+    """Decode an image file to an 8-bit RGB PIL image, turned upright; an unreadable file is an :class:`InputError`.
 
     A greyscale frame of more than 8 bits per sample (16-bit PNG or TIFF, 32-bit integer or
     float) is scaled linearly so that its brightest pixel becomes 255 (negative values become
@@ -76,6 +98,7 @@ def decode_rgb(path: Path):
     except OSError as exc:  # e.g. a truncated file
         image.close()
         raise InputError(f"{path}: cannot read image ({exc})") from None
+    image = upright(image)  # the frame the labels were drawn on, as image_size measures it
     if image.mode == "RGB":
         return image
     if image.mode not in WIDE_MODES:
@@ -99,12 +122,12 @@ class ImageSizes:
         Folder of frames named like the label files.
     width, height : float, optional
         One size for every frame; both or neither. Wins over ``image_dir``.
-    exif : bool
-        Sizes as a viewer shows the frames (EXIF orientation applied; see :func:`image_size`).
+
+    Sizes are those of the frames as a viewer shows them (EXIF orientation applied; see
+    :func:`image_size`).
     """
 
-    def __init__(self, image_dir=None, width=None, height=None, exif: bool = False):
-        self.exif = exif
+    def __init__(self, image_dir=None, width=None, height=None):
         if (width is None) != (height is None):
             raise UsageError("--img_width and --img_height must be given together")
         if width is not None and not all(0 < float(v) < math.inf for v in (width, height)):  # nan fails too
@@ -128,5 +151,5 @@ class ImageSizes:
             return None
         if stem not in self._cache:
             path = find_image(self.image_dir, stem)
-            self._cache[stem] = None if path is None else tuple(float(v) for v in image_size(path, self.exif))
+            self._cache[stem] = None if path is None else tuple(float(v) for v in image_size(path))
         return self._cache[stem]

@@ -354,7 +354,7 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     ----------
     images : ImageSizes, optional
         With an image folder, COCO, LabelMe and VOC name each frame's image file as it is there
-        (``a.png``, ``b.JPG``); otherwise ``STEM + image_ext``.
+        (``a.png``, ``b.JPG``); otherwise as the source labels named it, else ``STEM + image_ext``.
     wrote : callable, optional
         Called with each path once its file is complete (the caller's record of its outputs).
     """
@@ -367,7 +367,7 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     except OSError as exc:
         raise InputError(f"{dest}: cannot create ({exc.strerror})") from None
     image_dir = images.image_dir if images is not None else None
-    image_names = {frame.stem: _image_name(image_dir, frame.stem, image_ext) for frame in label_set.frames}
+    image_names = {frame.stem: _image_name(image_dir, frame, image_ext) for frame in label_set.frames}
     if precision is None:
         precision = DEFAULT_NORMALIZED_PRECISION if normalize else DEFAULT_PRECISION
     written = []
@@ -394,10 +394,13 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     return written
 
 
-def _image_name(image_dir: Optional[Path], stem: str, image_ext: str) -> str:
-    """The frame's image file as it is in ``image_dir`` (its real suffix), else ``STEM + image_ext``."""
-    found = find_image(image_dir, stem) if image_dir is not None else None
-    return found.name if found is not None else f"{stem}{image_ext}"
+def _image_name(image_dir: Optional[Path], frame: FrameLabels, image_ext: str) -> str:
+    """The frame's image file: as it is in ``image_dir`` (its real suffix), else as the source
+    labels name it (COCO, LabelMe, VOC), else ``STEM + image_ext``."""
+    found = find_image(image_dir, frame.stem) if image_dir is not None else None
+    if found is not None:
+        return found.name
+    return frame.image_name or f"{frame.stem}{image_ext}"
 
 
 def copy_difficult(label_set: LabelSet, flags: LabelSet) -> tuple[LabelSet, int]:

@@ -18,6 +18,7 @@ from hbb2obb.io.coco import load_json
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
+    image_name_of,
     json_numbers,
     json_size,
     make_boxes,
@@ -108,7 +109,8 @@ def read_labelme(path: str | Path, *, strict: bool, label_map: Optional[dict] = 
     size, reason = json_size(data.get("imageWidth"), data.get("imageHeight"))
     if reason is not None:
         sink.report("imageWidth", reason)
-    return FrameLabels(path.stem, make_boxes(corners, classes, lines), size, path, tuple(sink.problems))
+    return FrameLabels(path.stem, make_boxes(corners, classes, lines), size, path, tuple(sink.problems),
+                       image_name_of(data.get("imagePath"), path.stem))
 
 
 def _class_of(label: str, lookup: Optional[dict], discovered: dict, where: str) -> tuple[Optional[int], Optional[str]]:

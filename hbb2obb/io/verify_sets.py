@@ -149,7 +149,7 @@ def verify_tree(source: Path, *, map_path: Optional[Path], sizes: Optional[Image
     root = source if source.is_dir() else source.parent
     report = VerifyReport()
     if sizes is None:
-        sizes = ImageSizes(root / "images", exif=True) if (root / "images").is_dir() else ImageSizes()
+        sizes = ImageSizes(root / "images") if (root / "images").is_dir() else ImageSizes()
     for folder in _folders(root):
         sources = _sources(folder, root, dota_ext)
         if not sources:

@@ -15,6 +15,7 @@ from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
+    image_name_of,
     integer_envelope,
     make_boxes,
     names_lookup,
@@ -136,7 +137,8 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
             int(width) if float(width).is_integer() else width,
             int(height) if float(height).is_integer() else height,
         )
-    return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems))
+    return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems),
+                       image_name_of((root.findtext("filename") or "").strip(), path.stem))
 
 
 def write_voc(path: str | Path, frame: FrameLabels, names: dict, image_ext: str = ".jpg", folder: str = "images",

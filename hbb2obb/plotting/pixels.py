@@ -15,6 +15,7 @@ from PIL import Image, UnidentifiedImageError
 
 from hbb2obb.errors import InputError
 from hbb2obb.io import find_image
+from hbb2obb.io.images import quarter_turned, upright
 
 ImageSource = Union[str, Path, Image.Image, np.ndarray]
 
@@ -97,10 +98,12 @@ def open_rgb(source: ImageSource, size: Optional[tuple[int, int]] = None) -> tup
         path = Path(source)
         try:
             image = Image.open(path)
-            original = image.size
+            turned = quarter_turned(image)  # sizes are of the frame as shown: EXIF orientation applied
+            original = image.size[::-1] if turned else image.size
             if size is not None and image.format == "JPEG":
-                image.draft("RGB", size)
+                image.draft("RGB", tuple(size)[::-1] if turned else size)
             image.load()
+            image = upright(image)
         except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise InputError(f"{path}: cannot read image ({exc})") from None
         rgb = _to_rgb(image)
@@ -178,14 +181,14 @@ class FrameImages:
 
 
 def image_size_of(source: ImageSource) -> tuple[int, int]:
-    """``(width, height)`` of an image source, from the header for files."""
+    """``(width, height)`` of an image source, from the header for files (as shown: EXIF orientation applied)."""
     if isinstance(source, np.ndarray):
         return int(source.shape[1]), int(source.shape[0])
     if isinstance(source, Image.Image):
         return source.size
     try:
         with Image.open(source) as image:
-            return image.size
+            return image.size[::-1] if quarter_turned(image) else image.size
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise InputError(f"{source}: cannot read image ({exc})") from None
 

@@ -138,6 +138,30 @@ def test_coco_labelme_and_voc_name_each_frames_real_image(write_labels):
         assert voc.findtext("folder") == "imgs"
 
 
+def test_without_images_each_frame_keeps_the_image_its_source_names(write_labels):
+    """COCO ``file_name``, LabelMe ``imagePath`` and VOC ``<filename>`` carry over; no ``STEM.jpg`` is made up."""
+    coco = {"images": [{"id": 1, "file_name": "train/a.png", "width": 20, "height": 10},
+                       {"id": 2, "file_name": "b.JPG", "width": 20, "height": 10}],
+            "annotations": [{"id": i, "image_id": i, "category_id": 1, "bbox": [1, 1, 4, 2]} for i in (1, 2)],
+            "categories": [{"id": 1, "name": "car"}]}
+    root = write_labels({"src/set.json": json.dumps(coco)})
+    result = _run(root / "src" / "set.json", "--to", "labelme", "voc", "-o", root / "out")
+    assert result.exit_code == 0, result.output
+    assert json.loads((root / "out" / "a.json").read_text())["imagePath"] == "a.png"
+    assert ET.parse(root / "out" / "b.xml").getroot().findtext("filename") == "b.JPG"
+    again = _run(root / "out", "--from", "labelme", "--to", "coco", "-o", root / "back")
+    assert again.exit_code == 0, again.output
+    back = json.loads(next((root / "back").glob("coco_*.json")).read_text())
+    assert [image["file_name"] for image in back["images"]] == ["a.png", "b.JPG"]
+    # a name that is not this frame's image (another frame's, or none) is not carried
+    labelme = json.loads((root / "out" / "a.json").read_text())
+    (root / "out" / "a.json").write_text(json.dumps({**labelme, "imagePath": "other.png"}))
+    third = _run(root / "out", "--from", "labelme", "--to", "coco", "-o", root / "third")
+    assert third.exit_code == 0, third.output
+    names = [i["file_name"] for i in json.loads(next((root / "third").glob("coco_*.json")).read_text())["images"]]
+    assert names == ["a.jpg", "b.JPG"]
+
+
 def test_image_sizes_honour_the_exif_orientation(write_labels):
     root = write_labels({"gt/a.txt": "0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3\n"})  # normalized: scaled by the size
     (root / "imgs").mkdir()
