@@ -30,9 +30,7 @@ class FrameHealth:
     scored_pred_files: int = 0  # prediction files with boxes, every one with a confidence
     unscored_pred_files: int = 0  # prediction files with boxes, some without
     scored_pred_lines: int = 0  # prediction lines with a confidence
-    #: ``(path, line)`` of the first prediction line without a confidence, in frame order; the line
-    #: is ``None`` for a file with broken lines (read apart, see :func:`_note_confidences`), named
-    #: only when no other file has an unscored line
+    #: ``(path, line)`` of the first prediction line without a confidence, in frame order
     first_unscored_pred: Optional[tuple] = None
     #: ground-truth files with a confidence column (a sign the folders were swapped), and the first of them
     scored_gt_files: int = 0
@@ -44,9 +42,7 @@ class FrameHealth:
         self.scored_pred_files += other.scored_pred_files
         self.unscored_pred_files += other.unscored_pred_files
         self.scored_pred_lines += other.scored_pred_lines
-        mine, theirs = self.first_unscored_pred, other.first_unscored_pred
-        if mine is None or (mine[1] is None and theirs is not None and theirs[1] is not None):
-            self.first_unscored_pred = theirs
+        self.first_unscored_pred = self.first_unscored_pred or other.first_unscored_pred
         self.scored_gt_files += other.scored_gt_files
         self.first_scored_gt = self.first_scored_gt or other.first_scored_gt
         self.skipped_pred_lines += other.skipped_pred_lines
@@ -189,14 +185,8 @@ def _note_confidences(batch: LabelBatch, n: int, health: FrameHealth) -> None:
     scored = ~np.isnan(rows.score[pred])
     health.scored_pred_lines += int(np.count_nonzero(scored))
     if not scored.all():  # rows are in file order, each file's in line order: the first is the first met
-        file = rows.file[pred]
-        # A file with broken lines was read apart, and its confidences kept only when every box has
-        # one: its unscored rows may not be the unscored lines, so it is named without a line, last.
-        apart = np.array([bool(batch.problems[i]) for i in file.tolist()], dtype=bool)
-        exact = ~scored & ~apart
-        first = int(np.argmax(exact if exact.any() else ~scored))
-        health.first_unscored_pred = (str(batch.paths[file[first]]),
-                                      None if apart[first] else int(rows.line[pred][first]))
+        first = int(np.argmax(~scored))
+        health.first_unscored_pred = (str(batch.paths[rows.file[pred][first]]), int(rows.line[pred][first]))
     gt = rows.rows_of(slice(0, n))
     with_score = np.unique(rows.file[gt][~np.isnan(rows.score[gt])])
     if len(with_score):

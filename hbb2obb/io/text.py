@@ -46,12 +46,16 @@ class LabelFile:
     normalized : bool or None
         Whether the file is normalized (every |coordinate| at most 2, :func:`looks_normalized`);
         ``None`` for a file with no boxes.
+    line_scores : (n,) float or None
+        Each box's confidence, NaN where its line has none, for a file where some lines have one
+        and others none (``boxes.score`` is then ``None``): which lines lack one, for the warning.
     """
 
     path: Path
     boxes: Boxes
     problems: tuple = ()
     normalized: Optional[bool] = None
+    line_scores: Optional[np.ndarray] = None
 
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # the only line ends of a label file (not \f, \v, NEL, U+2028)

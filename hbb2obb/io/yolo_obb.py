@@ -86,7 +86,8 @@ def read_yolo_obb(path: str | Path, *, strict: bool) -> LabelFile:
     boxes = rows.boxes(slice(0, 1))
     if class_id is not None:
         boxes = Boxes(corners=boxes.corners, class_id=class_id, score=boxes.score, line=boxes.line)
-    return LabelFile(path, boxes, problems, _as_flag(rows.normalized[0]))
+    some_scored = boxes.score is None and not np.isnan(rows.score).all()
+    return LabelFile(path, boxes, problems, _as_flag(rows.normalized[0]), rows.score if some_scored else None)
 
 
 def _screen(path: Path, strict: bool) -> tuple:
@@ -405,10 +406,19 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
     return LabelBatch(paths, fast, difficult, has_difficult, tuple(problems))
 
 
+def _row_scores(label_file) -> np.ndarray:
+    """A file's confidence per box, NaN where its line has none (the bulk rows' convention)."""
+    if label_file.boxes.score is not None:
+        return label_file.boxes.score
+    if label_file.line_scores is not None:
+        return label_file.line_scores
+    return np.full(len(label_file.boxes), np.nan)
+
+
 def _merge(fast: _FastRows, apart: dict) -> tuple:
     """The bulk rows with the files read apart (DOTA, screened YOLO-OBB, boxes given) put in their places."""
     parts = [(f, lf.boxes) for f, lf in apart.items()]
-    nan = [np.full(len(b), np.nan) if b.score is None else b.score for _, b in parts]
+    nan = [_row_scores(lf) for lf in apart.values()]
     file = np.concatenate([fast.file] + [np.full(len(b), f, dtype=np.int64) for f, b in parts])
     order = np.argsort(file, kind="stable")
     normalized, has_score = fast.normalized.copy(), fast.has_score.copy()

@@ -81,6 +81,6 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
 
 
 def _where(health: FrameHealth) -> str:
-    """``path:line`` of the first unscored prediction line, or the file when its lines are not told apart."""
+    """``path:line`` of the first unscored prediction line."""
     path, line = health.first_unscored_pred
-    return path if line is None else f"{path}:{line}"
+    return f"{path}:{line}"

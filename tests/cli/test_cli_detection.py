@@ -184,6 +184,18 @@ def test_confidence_on_some_lines_of_one_file_is_said(write_labels):
     assert len(said) == 1 and f"first line without one: {root / 'pred' / 'a.txt'}:2" in said[0]
 
 
+def test_an_unscored_line_among_broken_lines_is_named_by_file_and_line(write_labels):
+    # Line 2 is broken (skipped, warned), line 3 has no confidence: the warning sends the user to
+    # line 3 of that file, not to the file alone.
+    pred = rect(10, 10, 40, 20) + " 0.9\n0 1 2\n" + rect(100, 100, 40, 20) + "\n"
+    root = write_labels({"gt/a.txt": GT_A, "pred/a.txt": pred})
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--json")
+    assert code == 0 and json.loads(out)["detection_scored"] is False
+    said = [line for line in err.splitlines() if "without a confidence" in line]
+    assert len(said) == 1 and said[0].endswith(f"first line without one: {root / 'pred' / 'a.txt'}:3)"), said
+    assert f"{root / 'pred' / 'a.txt'}:2" in err  # the broken line, warned on its own
+
+
 def test_ground_truth_with_a_confidence_column_warns_of_swapped_folders(write_labels):
     # The folders given the wrong way round: the "ground truth" carries the detector's scores.
     root = write_labels({"gt/a.txt": PRED_A, "gt/b.txt": PRED_A, "pred/a.txt": GT_A, "pred/b.txt": GT_A})

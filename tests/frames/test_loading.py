@@ -145,25 +145,25 @@ def test_normalized_sides_and_scaling(write_labels, gt, pred, size, expected):
 
 
 def test_confidence_notes_are_those_of_frames_loaded_one_by_one(write_labels):
-    # pred/b.txt: line 1 scored, line 2 not; pred/a.txt (line 1 scored, line 2 broken, line 3 not)
-    # comes first but was read apart, its per-line confidences lost: named only when no other is;
-    # gt/c.txt carries a confidence.
+    # pred/a.txt: line 1 scored, line 2 broken, line 3 not (read apart); pred/b.txt: line 1 scored,
+    # line 2 not; gt/c.txt carries a confidence. Batch and one-by-one name a.txt's line 3 first.
     files = dict(FRAMES, **{"gt/c.txt": rect(0, 0, 5, 5, cls=2) + " 0.5\n",
                             "pred/b.txt": rect(0, 0, 5, 5) + " 0.4\n" + rect(9, 9, 5, 5) + "\n"})
     root = write_labels(files)
     specs = plan_frames(root / "gt", root / "pred", "empty").frames
     _, health = load_frames(specs, sizes=ImageSizes(), label_map=None)
     _, alone = one_by_one(specs, sizes=ImageSizes(), label_map=None)
-    assert health.first_unscored_pred == alone.first_unscored_pred == (str(root / "pred" / "b.txt"), 2)
-    assert health.scored_pred_lines == alone.scored_pred_lines == 1
+    assert health.first_unscored_pred == alone.first_unscored_pred == (str(root / "pred" / "a.txt"), 3)
+    assert health.scored_pred_lines == alone.scored_pred_lines == 2
     assert health.first_scored_gt == alone.first_scored_gt == str(root / "gt" / "c.txt")
     assert health.scored_gt_files == alone.scored_gt_files == 1
 
 
-def test_an_unscored_line_in_a_file_with_broken_lines_names_the_file_only(write_labels):
-    # The file read apart keeps no per-line confidence when some lines lack one: naming line 1
-    # (which has one) would send the user to the wrong line.
+def test_an_unscored_line_in_a_file_with_broken_lines_is_named_by_its_line(write_labels):
+    # pred/a.txt: line 1 scored, line 2 broken, line 3 without a confidence. The file is read apart
+    # (screened), and still says which of its lines lack one: line 3, not line 1 or the file alone.
     root = write_labels({"gt/a.txt": FRAMES["gt/a.txt"], "pred/a.txt": FRAMES["pred/a.txt"]})
     specs = plan_frames(root / "gt", root / "pred").frames
     _, health = load_frames(specs, sizes=ImageSizes(), label_map=None)
-    assert health.first_unscored_pred == (str(root / "pred" / "a.txt"), None)
+    assert health.first_unscored_pred == (str(root / "pred" / "a.txt"), 3)
+    assert health.scored_pred_lines == 1
