@@ -14,8 +14,19 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.convert_outputs import (
+    EPILOG,
+    RunTotals,
+    output_options,
+    record_path,
+    reproducing_command,
+    requested_outputs,
+    write_conversion_record,
+)
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, convert_frame, validate_parameters
+from hbb2obb.converters.image.outputs import frame_texts, lossy_precision_warning
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.atomic import atomic_path, write_text_atomic
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.written import OutputGuard
@@ -68,7 +79,7 @@ def default_dir(source: Path, name: str) -> Path:
     return folder.parent / name
 
 
-@multi_value_command({"scale_factors": float}, name=PROGRAM)
+@multi_value_command({"scale_factors": float}, name=PROGRAM, epilog=EPILOG)
 @click.argument("img_source", type=click.Path(path_type=Path))
 @click.option("-hd", "--hbb_dir", type=click.Path(path_type=Path),
               help="Folder of YOLO-HBB prompts (default: IMG_SOURCE/../labels_hbb).")
@@ -105,10 +116,11 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("--overwrite", is_flag=True,
               help="Replace existing files in the output folders that hbb2obb did not write (e.g. ground truth).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@output_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, tightness,
-         confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar):
+         confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar, **options):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
@@ -116,7 +128,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     supports less than the HBB, is written as its HBB and counted as a fallback with its
     reason. Files in the output folders that hbb2obb did not write are never replaced without
     --overwrite. Exit status: 0 ok, 1 some frames could not be read (the others were
-    converted), 2 usage or input error (nothing written).
+    converted) or more boxes fell back than --fail_on_fallback_share allows, 2 usage or input
+    error (nothing written).
     """
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
@@ -137,6 +150,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         raise UsageError("--viz_dir needs --save_img")
     if map_path is not None and not save_img:
         raise UsageError("--map_path names the classes in the --save_img pictures: it needs --save_img")
+    outputs = requested_outputs(options, save_img=save_img, confidence_dir_given=confidence_dir is not None,
+                                default_polygon_dir=default_dir(img_source, "labels_polygon"))
     frames = image_paths(img_source)
     hbb_dir = hbb_dir or default_dir(img_source, "labels_hbb")
     obb_dir = obb_dir or default_dir(img_source, "labels_obb")
@@ -164,13 +179,22 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         targets += [viz_dir / f"{p.stem}.jpg" for p in prompted]
     if confidence_dir is not None:
         targets += [confidence_dir / f"{p.stem}.txt" for p in prompted]
+    polygon_dir = outputs.polygon_dir
+    if polygon_dir is not None:
+        targets += [polygon_dir / f"{p.stem}.txt" for p in prompted]
+    record = record_path(obb_dir) if outputs.save_provenance else None
+    if record is not None:
+        targets.append(record)
     if not overwrite:
         guard.refuse_foreign(targets)
-    for folder in [obb_dir] + ([viz_dir] if save_img else []) + ([confidence_dir] if confidence_dir else []):
+    folders = [obb_dir] + ([viz_dir] if save_img else []) + ([confidence_dir] if confidence_dir else [])
+    for folder in folders + ([polygon_dir] if polygon_dir else []):
         folder.mkdir(parents=True, exist_ok=True)
     converted = boxes = fallbacks = 0
     reasons, readings = {}, {}
-    unreadable = []
+    unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
+    precision_checked = not outputs.settings.normalize
+    show_confidence = save_img and outputs.confidences_shown
     broken_lines = 0  # HBB lines that could not be read: warned one by one, counted on the Skipped: line
     start = time.perf_counter()
     try:
@@ -179,17 +203,35 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                 hbb_path = hbb_dir / f"{image_path.stem}.txt"
                 out_path = obb_dir / hbb_path.name
                 confidence_path = confidence_dir / hbb_path.name if confidence_dir else None
+                polygon_path = polygon_dir / hbb_path.name if polygon_dir else None
                 try:
-                    result = convert_frame(image_path, hbb_path, out_path, params, keep_masks=save_img,
-                                           confidence_path=confidence_path)
+                    result = convert_frame(image_path, hbb_path, None, params,
+                                           keep_masks=save_img or polygon_path is not None)
                 except InputError as exc:  # an unreadable image or prompt file: this frame only
                     unreadable.append(image_path)
                     warnings.append(("unreadable", f"{exc}; frame skipped"))
                     bar.update(1)
                     continue
-                guard.wrote(out_path)
-                if confidence_path is not None:
-                    guard.wrote(confidence_path)
+                texts = frame_texts(result, outputs.settings, polygons_wanted=polygon_path is not None,
+                                    confidences_wanted=show_confidence, side_car=confidence_path is not None)
+                if not precision_checked:
+                    lossy = lossy_precision_warning(outputs.settings.precision, result.image.size)
+                    if lossy:
+                        warnings.append(("precision", lossy))
+                        precision_checked = True  # said once per run
+                for path, text in ((out_path, texts.obb), (confidence_path, texts.confidence),
+                                   (polygon_path, texts.polygon)):
+                    if path is not None:
+                        write_text_atomic(path, text)
+                        guard.wrote(path)
+                written.append(out_path)
+                hbb_files.append(hbb_path)
+                converted_frames.append(image_path)
+                warnings += [("bad-score", problem) for problem in texts.problems]
+                if texts.missing_scores:
+                    warnings.append(("no-score", f"{texts.missing_scores} of {len(texts.confidences)} HBBs in "
+                                                 f"{hbb_path} carry no usable detector confidence; the conversion's "
+                                                 "score is reported for those boxes"))
                 warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
                 broken_lines += len(result.label_file.problems)
                 fallback = result.conversion.fallback
@@ -200,14 +242,26 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                 if save_img:
                     from hbb2obb.converters.image.draw import draw_conversion
 
+                    drawing = outputs.drawing
                     picture = draw_conversion(result.image, result.xyxy, result.conversion,
-                                              result.label_file.boxes.class_id, label_map=label_map)
-                    picture.save(viz_dir / f"{image_path.stem}.jpg", quality=90)
+                                              result.label_file.boxes.class_id, label_map=label_map,
+                                              show_hbb=drawing["show_hbb"], show_masks=drawing["show_masks"],
+                                              show_contours=drawing["show_segments"], show_obb=drawing["show_obb"],
+                                              show_labels=drawing["show_labels"], show_confidence=show_confidence,
+                                              confidences=texts.confidences)
+                    with atomic_path(viz_dir / f"{image_path.stem}.jpg") as temporary:
+                        picture.save(temporary, format="JPEG", quality=90)
                     guard.wrote(viz_dir / f"{image_path.stem}.jpg")
                 readings[result.conversion.tightness] = readings.get(result.conversion.tightness, 0) + 1
                 converted += 1
                 boxes += len(fallback)
                 fallbacks += int(fallback.sum())
+                share = fallback.sum() / len(fallback) if len(fallback) else 0.0
+                if fallback.any() and share > outputs.fallback_warn_share:
+                    warnings.append(("fallback-share", f"{int(fallback.sum())} of {len(fallback)} boxes in "
+                                                       f"{image_path.name} fell back to their HBB ({share:.1%})"))
+                if len(fallback) and fallback.all():
+                    wholly_fallen_back.append(image_path.name)
                 bar.update(1)
     finally:
         guard.save()  # also when interrupted: the next run may replace what this one wrote
@@ -216,6 +270,10 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
     for reason, count in sorted(reasons.items()):
         click.echo(f"  {count}: {reason}")
+    if wholly_fallen_back:
+        shown = ", ".join(wholly_fallen_back[:10]) + (f", and {len(wholly_fallen_back) - 10} more"
+                                                      if len(wholly_fallen_back) > 10 else "")
+        click.echo(f"Fell back entirely: {len(wholly_fallen_back)} frame(s), {shown}")
     if readings:
         click.echo(
             "HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items()))
@@ -228,8 +286,23 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo("Skipped: " + ", ".join(f"{count} {what}" for count, what in skipped))
     if confidence_dir is not None:
         click.echo(f"Confidences: {confidence_dir}")
+    if polygon_dir is not None:
+        click.echo(f"Polygons: {polygon_dir}")
     if save_img:
         click.echo(f"Pictures: {viz_dir}")
+    if record is not None:
+        totals = RunTotals(converted_frames, hbb_files, written, boxes, fallbacks, reasons, readings, skipped)
+        command = reproducing_command(img_source, hbb_dir, obb_dir, params, outputs, confidence_dir)
+        write_conversion_record(record, command, img_source, hbb_dir, obb_dir, params, outputs, confidence_dir,
+                                params_from, totals)
+        guard.wrote(record)
+        guard.save()
+        click.echo(f"Provenance: {record}")
+    limit = outputs.fail_on_fallback_share
+    if limit is not None and boxes and fallbacks / boxes > limit:
+        click.echo(f"{PROGRAM}: error: {fallbacks} of {boxes} boxes ({fallbacks / boxes:.2%}) fell back to their "
+                   f"HBB, over the --fail_on_fallback_share of {limit:.2%}", err=True)
+        raise SystemExit(1)
     if unreadable:
         click.echo(f"{PROGRAM}: error: {len(unreadable)} frame(s) could not be read and have no OBB file "
                    f"(first: {unreadable[0]})", err=True)

@@ -33,7 +33,7 @@ def test_version_is_printed_under_both_spellings(program, flag):
     (["images", "--sam_models", "sam_b", "sam_l"], "--sam_models"),
     (["images", "-fr", "0.2"], "-fr"),
     (["images", "--device=cuda:0"], "--device"),
-    (["images", "--hide_masks"], "--hide_masks"),
+    (["images", "--models_dir", "models"], "--models_dir"),
 ])
 def test_a_sam_flag_on_the_converter_points_to_the_sweep_template(args, flag):
     result = invoke(convert_main, args)

@@ -322,8 +322,9 @@ class FrameConversion:
 def write_confidences(path: Path, confidence) -> None:
     """One score per line (four decimals), row-aligned with the frame's OBB file, as the
     reference tool's ``--confidence_dir`` writes them."""
-    Path(path).write_text("".join(f"{float(score):.4f}\n" for score in np.asarray(confidence).reshape(-1)),
-                          encoding="utf-8")
+    from hbb2obb.io.atomic import write_text_atomic
+
+    write_text_atomic(path, "".join(f"{float(score):.4f}\n" for score in np.asarray(confidence).reshape(-1)))
 
 
 def convert_frame(image_path: Path, hbb_path: Path, out_path: Optional[Path], params: dict,

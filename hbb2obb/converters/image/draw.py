@@ -87,7 +87,7 @@ def _with_legend(canvas, entries: list, width: int, font):
 def draw_conversion(frame, hbb_xyxy, conversion, class_ids: Optional[Sequence[int]] = None,
                     show_hbb: bool = True, show_masks: bool = True, show_contours: bool = True,
                     show_obb: bool = True, show_labels: bool = True, label_map: Optional[dict] = None,
-                    legend: bool = True):
+                    legend: bool = True, show_confidence: bool = False, confidences: Optional[Sequence[float]] = None):
     """The frame with every box's HBB, mask, contour and OBB drawn on it.
 
     Parameters
@@ -103,6 +103,11 @@ def draw_conversion(frame, hbb_xyxy, conversion, class_ids: Optional[Sequence[in
         Their names (``label_map``, else the id) are written beside each OBB.
     label_map : dict, optional
         ``{id: name}``.
+    show_hbb, show_masks, show_contours, show_obb, show_labels : bool
+        What to draw: the prompts, the masks, their convex contours, the OBBs, the class names.
+    show_confidence : bool
+        Write each box's score (two decimals) beside it, after its class name when that is shown;
+        the scores are ``confidences`` when given, else the conversion's own.
     legend : bool
         Add a footer strip under the frame naming each colour drawn.
 
@@ -135,6 +140,7 @@ def draw_conversion(frame, hbb_xyxy, conversion, class_ids: Optional[Sequence[in
                 _paste_mask(canvas, box.window, box.mask)
     draw = ImageDraw.Draw(canvas)
     xyxy = np.asarray(hbb_xyxy, dtype=np.float64).reshape(-1, 4)
+    scores = conversion.confidence if confidences is None else np.asarray(confidences, dtype=np.float64)
     for index, (x1, y1, x2, y2) in enumerate(xyxy):
         fallback = bool(conversion.fallback[index])
         if show_hbb and not fallback:
@@ -146,9 +152,14 @@ def draw_conversion(frame, hbb_xyxy, conversion, class_ids: Optional[Sequence[in
         colour = FALLBACK_COLOUR if fallback else OBB_COLOUR
         if show_obb:
             draw.line([tuple(p) for p in np.vstack([corners, corners[:1]])], fill=colour, width=width + 1)
+        words = []
         if show_labels and class_ids is not None:
+            words.append(class_name(label_map or {}, class_ids[index]) + (" (HBB)" if fallback else ""))
+        if show_confidence:
+            words.append(f"{float(scores[index]):.2f}")
+        if words:
             anchor = corners[np.argmin(corners[:, 1])]
-            text = class_name(label_map or {}, class_ids[index]) + (" (HBB)" if fallback else "")
+            text = " ".join(words)
             draw.text((float(anchor[0]) + 2, max(0.0, float(anchor[1]) - 12 - 7 * width)), text, fill=colour, font=font,
                       stroke_width=1, stroke_fill=(0, 0, 0))
     if legend:
