@@ -43,23 +43,36 @@ def image_size(path: Path) -> tuple[int, int]:
         raise InputError(f"{path}: cannot read image header ({exc})") from None
 
 
-def quarter_turned(image) -> bool:
-    """Whether an open PIL image's EXIF orientation shows it turned a quarter (width and height swap)."""
+ORIENTED_FORMATS = ("JPEG", "MPO")  # whose EXIF block is in the header; OpenCV and the reference turn these
+
+
+def orientation(image) -> int:
+    """The EXIF orientation (1-8) of an open PIL image, 1 when it has none or is no JPEG.
+
+    Only JPEG's is read: it sits in the header, where a PNG's ``eXIf`` chunk may follow the
+    pixels (Pillow then decodes the whole frame to find it, which made reading a size 500 times
+    slower), and OpenCV's ``imread`` and the reference tool turn JPEGs only. A broken EXIF block
+    has no orientation.
+    """
+    if image.format not in ORIENTED_FORMATS:
+        return 1
     try:
-        return image.getexif().get(EXIF_ORIENTATION) in QUARTER_TURNS
-    except (OSError, SyntaxError, ValueError, TypeError):  # a broken EXIF block: no orientation
-        return False
+        value = image.getexif().get(EXIF_ORIENTATION, 1)
+    except (OSError, SyntaxError, ValueError, TypeError):
+        return 1
+    return value if value in range(1, 9) else 1
+
+
+def quarter_turned(image) -> bool:
+    """Whether an open PIL image is shown turned a quarter (width and height swap)."""
+    return orientation(image) in QUARTER_TURNS
 
 
 def upright(image):
     """A loaded PIL image turned as its EXIF orientation says a viewer shows it (itself when no turn)."""
     from PIL import ImageOps
 
-    try:
-        orientation = image.getexif().get(EXIF_ORIENTATION)
-    except (OSError, SyntaxError, ValueError, TypeError):
-        return image
-    if orientation in (None, 1):
+    if orientation(image) == 1:
         return image
     return ImageOps.exif_transpose(image)
 

@@ -54,3 +54,13 @@ def test_eval_denormalizes_by_the_frame_as_shown(tmp_path):
     assert result.exit_code == 0, result.stderr
     metrics = json.loads(result.stdout)
     assert metrics["total_matches"] == 1 and metrics["avg_iou"] == pytest.approx(1.0)
+
+
+def test_only_a_jpeg_is_turned_and_sizes_agree_with_pixels(tmp_path):
+    """A PNG's EXIF orientation is not applied (OpenCV and the reference tool turn JPEGs only); its
+    size, its decoded pixels and its picture agree."""
+    path = tmp_path / "a.png"
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    Image.new("RGB", (40, 20)).save(path, exif=exif)
+    assert image_size(path) == (40, 20) == decode_rgb(path).size == open_rgb(path)[0].size
