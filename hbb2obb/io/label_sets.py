@@ -161,19 +161,24 @@ def resolve_names(map_path: Optional[Path], source: Path) -> dict:
 
     Returns ``{}`` when none is found (the format's own names are used then).
     """
+    return find_names(map_path, source)[0]
+
+
+def find_names(map_path: Optional[Path], source: Path) -> tuple[dict, Optional[Path]]:
+    """:func:`resolve_names`'s label map and the file it was read from (``None`` when none was found)."""
     if map_path is not None:
-        return load_label_map(map_path)
+        return load_label_map(map_path), Path(map_path)
     root = source if source.is_dir() else source.parent
     for folder in (root, root.parent):
         names_txt = folder / "names.txt"
         if names_txt.is_file():
-            return dict(enumerate(names_txt.read_text(encoding="utf-8").split()))
+            return dict(enumerate(names_txt.read_text(encoding="utf-8").split())), names_txt
         classes = folder / "classes.yaml"
         if classes.is_file():
             found = load_label_map(classes)
             if found:
-                return found
-    return {}
+                return found, classes
+    return {}, None
 
 
 def _integer_size(size):
