@@ -115,8 +115,8 @@ def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
 @click.option("--overwrite", is_flag=True,
               help="Replace existing files of the output names that hbb2obb-convert did not write.")
 @click.option("--save_provenance", is_flag=True,
-              help="Also write PROVENANCE_convert_<OUT_DIR name>.txt beside the output folder (in its parent): the "
-                   "command, the settings, digests of the inputs and outputs, the toolkit and library versions.")
+              help="Also write PROVENANCE_convert_NAME.txt (NAME: the output folder's name) in the output folder's "
+                   "parent: the command, the settings, digests of the inputs and outputs, the versions that ran.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
