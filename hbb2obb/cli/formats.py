@@ -14,6 +14,7 @@ import click
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.confidence_sidecar import flag_below, side_car_scores, source_scores, unmatched_side_car_files
+from hbb2obb.io.frame_labels import DEFAULT_PRECISION
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
     ALL_FORMATS,
@@ -43,6 +44,37 @@ def _check_precision(precision, normalize: bool) -> None:
     floor = 1 if normalize else 0
     if not floor <= precision <= MAX_PRECISION:
         raise UsageError(f"--precision must be between {floor} and {MAX_PRECISION}, got {precision}")
+
+
+def round_trip_precision(longest: float) -> int:
+    """The decimals a normalized coordinate needs on a frame whose long side is ``longest`` pixels.
+
+    Read back, a coordinate written at ``p`` decimals moves by up to half of ``10**-p`` of the
+    frame; it lands on the same canonical value (a hundredth of a pixel) only when that is under
+    half a hundredth. The reference tool's rule.
+
+    Examples
+    --------
+    >>> round_trip_precision(640), round_trip_precision(1920), round_trip_precision(10000)
+    (5, 6, 7)
+    """
+    precision = 1
+    while 10.0 ** -precision * longest >= 10.0 ** -DEFAULT_PRECISION:
+        precision += 1
+    return precision
+
+
+def _warn_lossy_precision(label_set: LabelSet, precision, normalize: bool) -> None:
+    """Warn when normalized output at ``precision`` decimals would not read back to the same boxes."""
+    sizes = [frame.size for frame in label_set.frames if frame.size]
+    if not normalize or precision is None or not sizes:
+        return
+    width, height = max(sizes, key=max)
+    needed = round_trip_precision(max(width, height))
+    if precision < needed:
+        click.echo(f"{PROGRAM}: warning: --precision {precision} does not survive the round trip on a "
+                   f"{width:g}x{height:g} frame, so reading these labels back moves boxes; use {needed} or more",
+                   err=True)
 
 
 def _sizes(images, img_width, img_height) -> ImageSizes:
@@ -145,6 +177,7 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
         click.echo(f"{PROGRAM}: warning: {path}: not a label file of any format, left out", err=True)
     names = complete_names(label_map or label_set.names, label_set)
     box_kind = set_kind(label_set) if kind == "auto" else kind
+    _warn_lossy_precision(label_set, precision, normalize)
     label_set = canonical_set(label_set)
     out_dir = out_dir or (source if source.is_dir() else source.parent)
     click.echo(f"Read {label_set.box_count} {box_kind.upper()} boxes over {len(label_set.frames)} frames "
