@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -36,6 +36,37 @@ from hbb2obb.io.yaml_text import too_deep
 
 COCO_KEYS = ("images", "annotations", "categories")
 _INT64_LIMIT = 2**63  # class and image ids are stored as int64
+
+
+@dataclass(frozen=True)
+class CocoIdentity:
+    """What a written COCO file takes from the COCO file its boxes were derived from (``--coco_from``).
+
+    Read and checked against the frames by :mod:`hbb2obb.io.coco_identity`; :func:`write_coco`
+    only applies it. Box ``k`` of a frame is annotation ``k`` of that frame's image in the source.
+
+    Attributes
+    ----------
+    source : Path
+        The source COCO file.
+    images : dict of str to dict
+        Frame name to the source's image object (its ``id``, and keys such as ``license``).
+    annotation_ids : dict of str to list of int
+        Frame name to the ids of its annotations, in the source's order.
+    annotation_names : dict of str to list of str
+        Frame name to the category name of each of those annotations.
+    categories : dict of str to dict
+        Category name to the source's category object (its ``id`` and ``supercategory``).
+    licenses : list
+        The source's ``licenses``, carried as they are.
+    """
+
+    source: Path
+    images: dict
+    annotation_ids: dict
+    annotation_names: dict
+    categories: dict
+    licenses: list = field(default_factory=list)
 
 
 def load_json(path: Path, what: str = "JSON file"):
@@ -66,12 +97,12 @@ def is_coco(data) -> bool:
     return isinstance(data, dict) and all(key in data for key in COCO_KEYS)
 
 
-def _is_id(value) -> bool:
+def is_id(value) -> bool:
     """A JSON integer id that fits an int64 (``true`` is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and -_INT64_LIMIT < value < _INT64_LIMIT
 
 
-def _categories(data: dict, path: Path, label_map: dict) -> tuple[dict, dict]:
+def category_classes(data: dict, path: Path, label_map: dict) -> tuple[dict, dict]:
     """``{category id: class id}`` and the class names, from the label map or the ids themselves.
 
     Without a map a category's class id is its id minus one: :func:`write_coco` writes class
@@ -85,7 +116,7 @@ def _categories(data: dict, path: Path, label_map: dict) -> tuple[dict, dict]:
         raise InputError(f"{path}:categories: must be a list")
     seen_ids, seen_names = {}, {}
     for index, category in enumerate(categories):
-        if not isinstance(category, dict) or not _is_id(category.get("id")):
+        if not isinstance(category, dict) or not is_id(category.get("id")):
             raise InputError(f"{path}:categories[{index}]: needs an integer 'id'")
         first = seen_ids.setdefault(category["id"], index)
         if first != index:
@@ -128,7 +159,7 @@ def frame_stem(file_name: str) -> Optional[str]:
     return stem
 
 
-def _images(data: dict, path: Path, sink: ProblemSink) -> dict:
+def image_table(data: dict, path: Path, sink: ProblemSink) -> dict:
     """``{image id: (stem, size, image name)}`` in file order; a repeated id or name is an error."""
     images = data["images"]
     if not isinstance(images, list):
@@ -136,7 +167,7 @@ def _images(data: dict, path: Path, sink: ProblemSink) -> dict:
     found, stems = {}, set()
     for index, image in enumerate(images):
         where = f"{path}:images[{index}]"
-        if not isinstance(image, dict) or not _is_id(image.get("id")) or not isinstance(image.get("file_name"), str):
+        if not isinstance(image, dict) or not is_id(image.get("id")) or not isinstance(image.get("file_name"), str):
             raise InputError(f"{where}: needs an integer 'id' and a 'file_name'")
         stem = frame_stem(image["file_name"])
         if stem is None:
@@ -215,9 +246,9 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     data = load_json(path)
     if not is_coco(data):
         raise InputError(f"{path}: not a COCO instance file (needs 'images', 'annotations' and 'categories')")
-    class_of, names = _categories(data, path, label_map or {})
+    class_of, names = category_classes(data, path, label_map or {})
     sink = ProblemSink(path, strict)
-    images = _images(data, path, sink)
+    images = image_table(data, path, sink)
     annotations = data["annotations"]
     if not isinstance(annotations, list):
         raise InputError(f"{path}:annotations: must be a list")
@@ -228,10 +259,10 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
             sink.report(where, "not an object")
             continue
         image_id, category = annotation.get("image_id"), annotation.get("category_id")
-        if not _is_id(image_id) or image_id not in images:
+        if not is_id(image_id) or image_id not in images:
             sink.report(f"{where}.image_id", f"no image with id {shown_json(image_id)}")
             continue
-        if not _is_id(category) or category not in class_of:
+        if not is_id(category) or category not in class_of:
             sink.report(f"{where}.category_id", f"no category with id {shown_json(category)}")
             continue
         corners, key, reason = _annotation_corners(annotation)
@@ -260,8 +291,45 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     return frames, names, tuple(sink.problems)
 
 
+def written_categories(names: dict, identity: Optional[CocoIdentity] = None) -> tuple[list, dict]:
+    """The ``categories`` of a written file and ``{class id: category id}``.
+
+    Class ``c`` is category ``c + 1``. With ``identity``, a class whose name the source has takes
+    that category as the source wrote it (id, supercategory and any other key), so the written
+    file joins the source on ``category_id`` too; a class the source lacks takes an id above every
+    source category's, so no two categories share one.
+
+    Examples
+    --------
+    >>> written_categories({0: "car", 1: "bus"})
+    ([{'id': 1, 'name': 'car'}, {'id': 2, 'name': 'bus'}], {0: 1, 1: 2})
+    """
+    if identity is None:
+        return ([{"id": class_id + 1, "name": name} for class_id, name in sorted(names.items())],
+                {class_id: class_id + 1 for class_id in names})
+    fresh = max((category["id"] for category in identity.categories.values()), default=0)
+    categories, ids = [], {}
+    for class_id, name in sorted(names.items()):
+        carried = identity.categories.get(name)
+        if carried is None:
+            fresh += 1
+            carried = {"id": fresh, "name": name}
+        categories.append(dict(carried))
+        ids[class_id] = carried["id"]
+    return categories, ids
+
+
+def _image_entry(image_id: int, file_name: str, width: int, height: int, carried: Optional[dict]) -> dict:
+    """One ``images`` object; the source's other keys (``license``, ``date_captured``...) follow ours."""
+    entry = {"id": image_id, "file_name": file_name, "width": width, "height": height}
+    for key, value in (carried or {}).items():
+        entry.setdefault(key, value)
+    return entry
+
+
 def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str = ".jpg",
-               image_names: Optional[dict] = None) -> None:
+               image_names: Optional[dict] = None, identity: Optional[CocoIdentity] = None,
+               info: Optional[dict] = None) -> None:
     """Write one COCO instance file for the whole set, laid out as the reference tool writes it.
 
     Images are numbered 1.. in frame-name order and annotations 1.. in frame then box order, so an
@@ -270,20 +338,29 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
     shoelace area of that quad; horizontal ones only ``bbox`` and its area. A confidence goes
     in ``score`` (4 decimals). Corners should be :func:`~hbb2obb.io.frame_labels.canonical`.
     ``file_name`` is ``image_names[stem]`` when given (the real image file), else ``stem + image_ext``.
+
+    ``identity`` (checked against ``frames`` beforehand, see :mod:`hbb2obb.io.coco_identity`)
+    replaces the numbering by the source file's image, annotation and category ids and carries
+    its ``licenses``; ``info`` is written as the ``info`` object (empty when not given).
     """
+    categories, category_ids = written_categories(names, identity)
     images, annotations = [], []
-    for image_id, frame in enumerate(sorted(frames, key=lambda f: f.stem), start=1):
+    for position, frame in enumerate(sorted(frames, key=lambda f: f.stem), start=1):
         width, height = pixel_size(frame.size, frame.stem, "COCO")
         file_name = (image_names or {}).get(frame.stem, f"{frame.stem}{image_ext}")
-        images.append({"id": image_id, "file_name": file_name, "width": width, "height": height})
+        carried = identity.images[frame.stem] if identity is not None else None
+        image_id = carried["id"] if carried is not None else position
+        images.append(_image_entry(image_id, file_name, width, height, carried))
         boxes = frame.boxes
         envelopes = integer_envelope(boxes.corners)
         quads = integer_corners(boxes.corners)
         crowd = np.zeros(len(boxes), dtype=bool) if boxes.crowd is None else boxes.crowd
         for row in range(len(boxes)):
             x0, y0, x1, y1 = envelopes[row].tolist()
-            annotation = {"id": len(annotations) + 1, "image_id": image_id,
-                          "category_id": int(boxes.class_id[row]) + 1}
+            annotation_id = (identity.annotation_ids[frame.stem][row] if identity is not None
+                             else len(annotations) + 1)
+            annotation = {"id": annotation_id, "image_id": image_id,
+                          "category_id": category_ids[int(boxes.class_id[row])]}
             if obb:
                 quad = quads[row].astype(np.float64)
                 x, y = quad[:, 0], quad[:, 1]
@@ -297,10 +374,10 @@ def write_coco(path: str | Path, frames, names: dict, obb: bool, image_ext: str 
                 annotation["score"] = round(float(boxes.score[row]), 4)
             annotations.append(annotation)
     data = {
-        "info": {},
-        "licenses": [],
+        "info": dict(info or {}),
+        "licenses": list(identity.licenses) if identity is not None else [],
         "images": images,
         "annotations": annotations,
-        "categories": [{"id": class_id + 1, "name": name} for class_id, name in sorted(names.items())],
+        "categories": categories,
     }
     write_text_atomic(path, json.dumps(data, indent=1))

@@ -182,19 +182,24 @@ def resolve_names(map_path: Optional[Path], source: Path) -> dict:
 
     Returns ``{}`` when none is found (the format's own names are used then).
     """
+    return find_names(map_path, source)[0]
+
+
+def find_names(map_path: Optional[Path], source: Path) -> tuple[dict, Optional[Path]]:
+    """:func:`resolve_names`'s label map and the file it was read from (``None`` when none was found)."""
     if map_path is not None:
-        return load_label_map(map_path)
+        return load_label_map(map_path), Path(map_path)
     root = source if source.is_dir() else source.parent
     for folder in (root, root.parent):
         names_txt = folder / "names.txt"
         if names_txt.is_file():
-            return dict(enumerate(names_txt.read_text(encoding="utf-8").split()))
+            return dict(enumerate(names_txt.read_text(encoding="utf-8").split())), names_txt
         classes = folder / "classes.yaml"
         if classes.is_file():
             found = load_label_map(classes)
             if found:
-                return found
-    return {}
+                return found, classes
+    return {}, None
 
 
 def _integer_size(size):
@@ -344,7 +349,8 @@ def complete_names(names: dict, label_set: LabelSet) -> dict:
 def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: dict, normalize: bool = False,
               precision: Optional[int] = None, dota_ext: str = DOTA_EXT, coco_name: Optional[str] = None,
               voc_database: str = "Unknown", image_ext: str = ".jpg", images: Optional[ImageSizes] = None,
-              wrote: Optional[Callable[[Path], None]] = None) -> list[Path]:
+              wrote: Optional[Callable[[Path], None]] = None, coco_identity=None,
+              coco_info: Optional[dict] = None) -> list[Path]:
     """Write a set in one format (canonical corners expected); returns the files written.
 
     Every check of :func:`~hbb2obb.io.write_plan.plan_outputs` runs before the first file (a file
@@ -357,6 +363,10 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
         (``a.png``, ``b.JPG``); otherwise as the source labels named it, else ``STEM + image_ext``.
     wrote : callable, optional
         Called with each path once its file is complete (the caller's record of its outputs).
+    coco_identity : CocoIdentity, optional
+        COCO: the source file's ids and licenses, checked beforehand (:mod:`hbb2obb.io.coco_identity`).
+    coco_info : dict, optional
+        COCO: the ``info`` object.
     """
     from hbb2obb.io.voc import write_voc
 
@@ -374,7 +384,8 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     for path in output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext, coco_name=coco_name):
         try:
             if fmt == "coco":
-                write_coco(path, label_set.frames, names, obb, image_names=image_names)
+                write_coco(path, label_set.frames, names, obb, image_names=image_names, identity=coco_identity,
+                           info=coco_info)
             else:
                 frame = label_set.frames[len(written)]
                 if fmt == "yolo":

@@ -224,3 +224,21 @@ def test_a_width_without_a_height_is_a_usage_error(write_labels):
 
     annotation = json.loads((root / "o" / "coco_annotations_hbb.json").read_text())["annotations"][0]
     assert annotation["bbox"] == [10, 5, 40, 10]  # normalized YOLO scaled by 100 x 50
+
+
+def test_a_normalized_precision_too_low_to_read_back_is_warned_about_and_really_loses(write_labels):
+    """The reference's warning (its ``sufficient_precision``): fewer decimals than the frame needs move boxes."""
+    root = write_labels({"gt/a.txt": "0 1234.57 100.13 1500.01 120.99 1480.5 300.25 1210.33 280.77\n"})
+    results = {}
+    for decimals in (5, 6):
+        out = root / f"p{decimals}"
+        result = _run([root / "gt", "--to", "yolo", "-n", "-p", decimals, "-iw", 1920, "-ih", 1080, "-o", out, "-nb"])
+        assert result.exit_code == 0, result.output
+        results[decimals] = result.output
+        back = _run([out, "--to", "yolo", "-iw", 1920, "-ih", 1080, "-o", root / f"back{decimals}", "-nb"])
+        assert back.exit_code == 0, back.output
+        results[f"same{decimals}"] = (root / f"back{decimals}" / "a.txt").read_text().split()[1:] == [
+            f"{float(v):.2f}" for v in (root / "gt" / "a.txt").read_text().split()[1:]]
+    assert "--precision 5 does not survive the round trip on a 1920x1080 frame" in results[5]
+    assert "use 6 or more" in results[5] and "round trip" not in results[6]
+    assert results["same6"] and not results["same5"]
