@@ -8,6 +8,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 import click
@@ -15,8 +16,9 @@ import yaml
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import evaluation_options
-from hbb2obb.errors import UsageError
+from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.provenance import BENCHMARK_RECORD
 from hbb2obb.report.textable import render_table
 from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.sweep.benchmark import (
@@ -27,11 +29,10 @@ from hbb2obb.sweep.benchmark import (
     load_benchmark,
     mean_point_seconds,
     plan_run,
-    render_benchmark_folder,
-    render_run_folder,
     run_folders,
     select_runs,
 )
+from hbb2obb.sweep.benchmark_record import check_record_is_ours, write_benchmark_record
 from hbb2obb.sweep.dask_executor import (
     DEFAULT_RETRIES,
     DaskExecutor,
@@ -41,6 +42,7 @@ from hbb2obb.sweep.dask_executor import (
     require_distributed,
     with_absolute_paths,
 )
+from hbb2obb.sweep.documents import render_benchmark_folder, render_run_folder
 from hbb2obb.sweep.lock import RunLock
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
 from hbb2obb.sweep.runner import (
@@ -185,12 +187,19 @@ def _executor(jobs: int, scheduler, retries: int):
 
 
 def _render_runs(folders, plot_metric: str, no_plot: bool, report: bool = False) -> list:
-    """Rewrite summary.txt and the plots of each run folder; with ``report`` say so per run."""
+    """Rewrite summary.txt and the plots of each run folder; with ``report`` (a refresh) name each
+    plot drawn and say so per run. A run that holds no value of the metric asked for is skipped
+    with a line saying so, as the reference tool does; the other runs are drawn."""
     runs = []
     for folder in folders:
-        run, written, notes = render_run_folder(folder, plot_metric, not no_plot)
-        warn(PROGRAM, [("refresh", n) for n in notes])
+        run, written, notes, skipped = render_run_folder(folder, plot_metric, not no_plot)
+        warn(PROGRAM, [("refresh" if report else "plot", n) for n in notes])
         runs.append(run)
+        if report:
+            for path in written[1:]:
+                click.echo(f"Rendering {path}")
+        if skipped:
+            click.echo(f"Skipping {run.name}: {skipped}")
         if report:
             best = run.best
             click.echo(f"{run.name}: {len(run.records)} points redrawn"
@@ -198,14 +207,21 @@ def _render_runs(folders, plot_metric: str, no_plot: bool, report: bool = False)
     return runs
 
 
-def _benchmark_summary(folder, runs, command_line, inputs, config_name, plot_metric, no_plot) -> None:
-    written = render_benchmark_folder(folder, runs, command_line, inputs, config_name, plot_metric, not no_plot)
+def _benchmark_summary(folder, runs, command_line, inputs, config_name, plot_metric, no_plot,
+                       elapsed=None) -> None:
+    """Write the benchmark documents of ``folder``, print the ranking and a ``Wrote`` line per file."""
+    folder = Path(folder)
+    if config_name and not (folder / config_name).is_file():
+        config_name = None  # point only at a copy that is there
+    written = render_benchmark_folder(folder, runs, command_line, inputs, config_name, plot_metric, not no_plot,
+                                      provenance=(folder / BENCHMARK_RECORD).is_file(), elapsed=elapsed)
     rows = sorted((r for r in runs if r.best is not None), key=lambda r: -r.best["avg_iou"])
     table = [[i + 1, r.name, r.converter, f"{r.best['avg_iou']:.5f}", f"{r.best.get('sem_iou', 0):.5f}",
               ", ".join(f"{a}={format_value(r.best[a])}" for a in r.axes if a in r.best)]
              for i, r in enumerate(rows)]
     click.echo(render_table(["#", "run", "converter", "avg IoU", "SEM", "best point"], table, align="rllrrl"))
-    click.echo(f"Benchmark summary: {', '.join(str(p) for p in written)}")
+    for path in written:
+        click.echo(f"Wrote {path}")
 
 
 def _dry_run(plans, inputs, resume: bool, title: str) -> str:
@@ -324,12 +340,21 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if dry_run:
         click.echo(_dry_run([plan], plan.inputs, resume, f"Sweep {plan.name} -> {plan.folder}"), nl=False)
         return
+    check_record_is_ours(output_folder)
+    started = time.monotonic()
     with _sweeping([plan]):
-        _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
-        run, written, notes = render_run_folder(plan.folder, plot_metric, not no_plot)
+        measured = _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
+        run, written, notes, skipped = render_run_folder(plan.folder, plot_metric, not no_plot)
     warn(PROGRAM, [("plot", n) for n in notes])
+    if skipped:
+        click.echo(f"Skipping {run.name}: {skipped}")
     click.echo((plan.folder / "summary.txt").read_text(encoding="utf-8"), nl=False)
     click.echo(f"Results: {plan.folder}")
+    elapsed = None
+    if measured:  # a record only of numbers this invocation measured
+        elapsed = time.monotonic() - started
+        click.echo(f"Wrote {write_benchmark_record(output_folder, command_line, [plan], elapsed)}")
+    _summarise_folder(output_folder, command_line, plot_metric, no_plot, elapsed)
     if run.best is None:
         click.echo(f"{PROGRAM}: error: no grid point of {plan.name} was scored: nothing to choose from", err=True)
         raise SystemExit(1)
@@ -354,21 +379,33 @@ def _check_scheduler(ctx, scheduler, retries):
     return spec
 
 
+def _summarise_folder(output_folder, command_line, plot_metric, no_plot, elapsed=None) -> None:
+    """The benchmark documents over every run folder of ``output_folder``, as the reference
+    summarises a single sweep's folder too; a run whose results cannot be read is left out, warned."""
+    runs = []
+    for folder in run_folders(output_folder):
+        try:
+            runs.append(load_run(folder))
+        except (InputError, ConfigError) as exc:
+            warn(PROGRAM, [("summary", f"{folder.name} left out of the summary: {exc}")])
+    _benchmark_summary(output_folder, runs, command_line, None, None, plot_metric, no_plot, elapsed)
+
+
 def _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, summary: bool):
     folders = [f for f in folders if not only or f.name in only]
     missing = [f for f in folders if not (f / RESULTS_NAME).is_file()]
     if missing or not folders:
         raise UsageError(f"--refresh: no {RESULTS_NAME} in {missing[0] if missing else output_folder}")
     runs = _render_runs(folders, plot_metric, no_plot, report=True)
-    if summary and len(runs) > 1:
+    if summary:
         _benchmark_summary(output_folder, runs, command_line, None, None, plot_metric, no_plot)
 
 
 def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric, no_plot, command_line,
                scheduler=None, retries=0):
-    bench = load_benchmark(config)
+    bench = load_benchmark(config, refresh=refresh)
     specs = select_runs(bench.runs, only)
-    if refresh:
+    if refresh:  # redraws only: the provenance stays the record of the sweep that measured
         folders = [bench.output_folder / s.name for s in specs]
         present = [f for f in folders if (f / RESULTS_NAME).is_file()]
         for folder in sorted(set(folders) - set(present)):
@@ -382,6 +419,8 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
     if dry_run:
         click.echo(_dry_run(plans, bench.inputs, resume, f"Benchmark {config} -> {bench.output_folder}"), nl=False)
         return
+    check_record_is_ours(bench.output_folder)
+    started = time.monotonic()
     with _sweeping(plans):
         bench.output_folder.mkdir(parents=True, exist_ok=True)
         copy = bench.output_folder / config.name
@@ -391,7 +430,14 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
         for plan in plans:
             if plan.name in outcomes or not (plan.folder / "summary.txt").is_file():
                 _render_runs([plan.folder], plot_metric, no_plot)
-    _finish_benchmark(bench, _all_finished(bench), command_line, plot_metric, no_plot)
+    elapsed = None
+    if outcomes:  # a record only of numbers this invocation measured
+        elapsed = time.monotonic() - started
+        measured = [plan for plan in plans if plan.name in outcomes]
+        kept = [plan.name for plan in plans if plan.name not in outcomes]
+        click.echo("Wrote " + str(write_benchmark_record(bench.output_folder, command_line, measured, elapsed,
+                                                         bench.text, copy, kept)))
+    _finish_benchmark(bench, _all_finished(bench), command_line, plot_metric, no_plot, elapsed)
     empty = [plan.name for plan in plans if load_run(plan.folder).best is None]
     if empty:
         click.echo(f"{PROGRAM}: error: no grid point was scored in run(s) {', '.join(empty)}", err=True)
@@ -403,5 +449,6 @@ def _all_finished(bench) -> list:
             if (bench.output_folder / s.name / RESULTS_NAME).is_file()]
 
 
-def _finish_benchmark(bench, runs, command_line, plot_metric, no_plot):
-    _benchmark_summary(bench.output_folder, runs, command_line, bench.inputs, bench.path.name, plot_metric, no_plot)
+def _finish_benchmark(bench, runs, command_line, plot_metric, no_plot, elapsed=None):
+    _benchmark_summary(bench.output_folder, runs, command_line, bench.inputs, bench.path.name, plot_metric, no_plot,
+                       elapsed)

@@ -22,7 +22,6 @@ resumes and renders both.
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -35,16 +34,14 @@ from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, EXTRA_PLOT_METRICS, load_run, metric_value, render_run_summary
+from hbb2obb.sweep.report import load_run
 from hbb2obb.sweep.runner import (
     AXIS_SPELLINGS,
     RESULTS_NAME,
-    SUMMARY_NAME,
     EvalSpec,
     SweepInputs,
     SweepPlan,
     build_grid,
-    format_value,
 )
 
 TOP_LEVEL_KEYS = ("img_source", "gt_dir", "hbb_dir", "output_folder", "defaults", "runs")
@@ -52,8 +49,9 @@ AXIS_KEYS = ("imgsz", "scale_factors", "opening_kernels", "grid")
 EVAL_KEYS = ("excluded_classes", "iou_threshold", "class_agnostic", "exclude_edge_cases", "edge_tolerance",
              "img_width", "img_height", "map_path", "missing_pred", "one_to_one")
 RUN_KEYS = ("name", "converter", "command", "command_timeout") + AXIS_KEYS + EVAL_KEYS
+#: Run keys of the reference tool's benchmark files: read (and ignored) by ``--refresh`` alone.
+REFERENCE_RUN_KEYS = ("sam_models", "fragment_ratio", "model_kwargs", "device")
 DEFAULT_MISSING_PRED = "empty"  # a grid point whose converter wrote no file for a frame scores it empty
-BENCHMARK_SUMMARY_NAME, BENCHMARK_TEX_NAME, COMPARISON_NAME = "summary.md", "summary.tex", "comparison.png"
 
 
 def default_converter() -> str:
@@ -168,8 +166,9 @@ def _check_keys(path: Path, mapping, allowed, what: str) -> None:
     for key in mapping:
         if key not in allowed:
             hint = ""
-            if key == "sam_models":
-                hint = " (this toolkit runs no SAM model itself: sweep the reference tool with converter: command)"
+            if key in REFERENCE_RUN_KEYS:
+                hint = (" (a key of the reference tool's SAM benchmarks: this toolkit runs no SAM model itself; "
+                        "sweep the reference with converter: command, or --refresh a folder it wrote)")
             raise ConfigError(f"{_where(path, mapping, key)}: unknown key {key!r} in {what}{hint}; "
                               f"allowed: {', '.join(allowed)}")
 
@@ -274,8 +273,26 @@ class Benchmark:
     runs: tuple
 
 
-def load_benchmark(path: Path) -> Benchmark:
-    """Read and check a benchmark file; every problem is a :class:`ConfigError` naming its line."""
+def _reference_run(entry, defaults) -> dict:
+    """A run of the reference's benchmark file with its SAM keys taken out, named as the reference
+    names it (its models joined by '-'), for ``--refresh``: nothing of it is run."""
+    merged = {**defaults, **entry}
+    models = merged.get("sam_models")
+    models = [models] if isinstance(models, str) else models
+    out = _LineDict({k: v for k, v in entry.items() if k not in REFERENCE_RUN_KEYS})
+    out.line, out.key_lines = getattr(entry, "line", 0), getattr(entry, "key_lines", {})
+    if "name" not in out and isinstance(models, list) and models:
+        out["name"] = "-".join(map(str, models))
+    return out
+
+
+def load_benchmark(path: Path, refresh: bool = False) -> Benchmark:
+    """Read and check a benchmark file; every problem is a :class:`ConfigError` naming its line.
+
+    With ``refresh`` (nothing will be converted), the reference tool's SAM run keys
+    (:data:`REFERENCE_RUN_KEYS`) are accepted and ignored, and a run without a name takes the
+    reference's (its ``sam_models`` joined by '-'), so its benchmark folders can be redrawn.
+    """
     path = Path(path)
     text = read_text_file(path, "benchmark file")
     refuse_alias_bomb(text, _LineLoader, path, "benchmark file")
@@ -295,13 +312,19 @@ def load_benchmark(path: Path) -> Benchmark:
         if not config.get(key):
             raise ConfigError(f"{path}: {key!r} is required")
     defaults = config.get("defaults") or _LineDict()
-    _check_keys(path, defaults, tuple(k for k in RUN_KEYS if k != "name"), "defaults")
+    extra = REFERENCE_RUN_KEYS if refresh else ()
+    _check_keys(path, defaults, tuple(k for k in RUN_KEYS if k != "name") + extra, "defaults")
     _check_kinds(path, defaults, RUN_KEY_KINDS, "defaults")
     if not isinstance(config["runs"], list):
         raise ConfigError(f"{_where(path, config, 'runs')}: 'runs' must be a list of mappings")
     runs = []
+    reference_defaults = {k: v for k, v in defaults.items() if k in REFERENCE_RUN_KEYS}
+    if refresh:
+        defaults = _LineDict({k: v for k, v in defaults.items() if k not in REFERENCE_RUN_KEYS})
     for index, entry in enumerate(config["runs"], start=1):
-        _check_keys(path, entry, RUN_KEYS, f"run {index}")
+        _check_keys(path, entry, RUN_KEYS + extra, f"run {index}")
+        if refresh:
+            entry = _reference_run(entry, reference_defaults)
         _check_kinds(path, entry, RUN_KEY_KINDS, f"run {index}")
         for mapping in (defaults.get("grid"), entry.get("grid")):
             if mapping is not None and not isinstance(mapping, dict):
@@ -329,162 +352,6 @@ def select_runs(runs, only) -> list:
     if unknown:
         raise UsageError(f"--only: no run named {', '.join(map(repr, unknown))}; runs: {', '.join(names)}")
     return [r for r, n in zip(runs, names) if n in only]
-
-
-# --------------------------------------------------------------------------------- rendering
-def plot_metrics_for(metric: str) -> list[str]:
-    """The metrics a run folder gets plots of: the default, the extras, and ``metric``."""
-    wanted = [DEFAULT_PLOT_METRIC] + list(EXTRA_PLOT_METRICS)
-    return wanted + ([metric] if metric not in wanted else [])
-
-
-def plot_file_name(metric: str) -> str:
-    return "plot.png" if metric == DEFAULT_PLOT_METRIC else f"plot_{metric}.png"
-
-
-def render_run_folder(folder: Path, metric: str = DEFAULT_PLOT_METRIC, plot: bool = True) -> tuple:
-    """Rewrite ``summary.txt`` and the plots of a run folder from its ``results.yaml``.
-
-    Returns ``(run, written paths, notes)``; a metric the results lack is skipped with a note.
-    """
-    run = load_run(folder)
-    written = [folder / SUMMARY_NAME]
-    written[0].write_text(render_run_summary(run), encoding="utf-8")
-    notes = [f"{run.name}: {note}" for note in run.notes]
-    if plot:
-        from hbb2obb.sweep.plots import save_figure, sweep_figure
-
-        wanted = plot_metrics_for(metric)
-        missing = run.missing_metrics(wanted)
-        for name in wanted:
-            if name in missing:
-                notes.append(f"{run.name}: no grid point holds {name}; {plot_file_name(name)} not drawn")
-                continue
-            title = run.name if run.name == run.converter else f"{run.name} ({run.converter})"
-            fig = sweep_figure(run.records, run.axes, name, run.best, title=title)
-            written.append(save_figure(fig, folder / plot_file_name(name)))
-    return run, written, notes
-
-
-def benchmark_rows(runs: list) -> list[dict]:
-    """Best record of each run with its name, converter and size, ranked by average IoU."""
-    rows = []
-    for run in runs:
-        best = run.best
-        if best is None:
-            continue
-        rows.append({**best, "name": run.name, "converter": run.converter, "n_points": len(run.records),
-                     "n_failed": len(run.failed), "sweep_seconds": run.sweep_seconds, "axes": run.axes})
-    return sorted(rows, key=lambda r: -r["avg_iou"])
-
-
-def tied_with_leader(rows: list) -> list[bool]:
-    """Whether each row's mean IoU is within the leader's SEM of the leader's (the leader too)."""
-    if not rows:
-        return []
-    leader, sem = rows[0]["avg_iou"], float(rows[0].get("sem_iou") or 0.0)
-    return [r["avg_iou"] >= leader - sem for r in rows]
-
-
-def _best_point(row: dict) -> str:
-    return ", ".join(f"{a}={format_value(row[a])}" for a in row["axes"] if a in row) or "-"
-
-
-def _f(value, spec):
-    return "-" if value is None else format(value, spec)
-
-
-def render_benchmark_md(rows: list, runs: list, command: str, inputs: Optional[SweepInputs],
-                        config_name: Optional[str], notes: list) -> str:
-    """``summary.md``: the best point of every run, ranked, ties with the leader in bold."""
-    tied = tied_with_leader(rows)
-    total_points = sum(len(r.records) for r in runs)
-    lines = ["# Sweep benchmark", "",
-             f"Written by `{command}` on {datetime.datetime.now():%Y-%m-%d %H:%M}.", ""]
-    if inputs is not None:
-        lines += [f"- Images: `{inputs.img_source}`", f"- HBB prompts: `{inputs.hbb_dir}`",
-                  f"- Ground truth: `{inputs.gt_dir}`"]
-    lines.append(f"- {len(runs)} run(s), {total_points} grid point(s) in total.")
-    recorded = [r.sweep_seconds for r in runs if r.sweep_seconds is not None]
-    if recorded:
-        lines.append(f"- Sweep time: {sum(recorded):.1f} s.")
-    if config_name:
-        lines.append(f"- The configuration is beside this file as `{config_name}`: the folder re-runs from itself.")
-    lines += ["", "## Best grid point per run", "",
-              "| # | Run | Converter | Best point | Average IoU | SEM | IoU>=0.90 | Angle p90 | Matches / GT | Time |",
-              "| ---: | :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for rank, (row, bold) in enumerate(zip(rows, tied), start=1):
-        b = "**" if bold else ""
-        fractions = row.get("iou_fractions") or {}
-        lines.append(
-            f"| {rank} | {b}{row['name']}{b} | {row['converter']} | {_best_point(row)} | {b}{row['avg_iou']:.5f}{b} | "
-            f"{_f(row.get('sem_iou'), '.5f')} | {_f(fractions.get('0.90'), '.1%')} | "
-            f"{_f(row.get('p90_angle_error'), '.2f')} | {row.get('total_matches', '-')} / {row.get('total_gt', '-')} | "
-            f"{_f(row.get('execution_time'), '.2f')} s |")
-    if rows:
-        lines += ["", f"Bold: within one standard error of the leader's mean IoU "
-                      f"({rows[0]['avg_iou']:.5f} ± {float(rows[0].get('sem_iou') or 0):.5f}); such runs are tied, "
-                      "not ranked. The ranking uses the mean IoU alone; the IoU>=0.90 share and the angle p90 are "
-                      "what to read between tied runs, since the mean saturates on tight boxes."]
-    failed = [(r.name, len(r.failed)) for r in runs if r.failed]
-    if failed:
-        lines += ["", "Failed grid points: " + ", ".join(f"{n} ({k})" for n, k in failed)
-                  + " — see each run's summary.txt."]
-    lines += ["", "## Accuracy against compute", "", f"![Best score against time]({COMPARISON_NAME})", "",
-              "Each point is one run at its best grid point; the dashed line is the Pareto front (the runs no "
-              "other run beats on both score and time); the band is the leader's ±1 SEM.", ""]
-    if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    return "\n".join(lines)
-
-
-def _tex(text: str) -> str:
-    table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-    return "".join(table.get(c, c) for c in str(text))
-
-
-def render_benchmark_tex(rows: list) -> str:
-    """``summary.tex``: a booktabs tabular of the best point per run; ties with the leader in bold."""
-    lines = ["% Best grid point per run; needs \\usepackage{booktabs}. Bold: within one SEM of the leader.",
-             r"\begin{tabular}{rllrrrrr}", r"\toprule",
-             r"\# & Run & Best point & Mean IoU & SEM & IoU $\geq$ 0.90 & Angle p90 ($^\circ$) & Time (s) \\",
-             r"\midrule"]
-    for rank, (row, bold) in enumerate(zip(rows, tied_with_leader(rows)), start=1):
-        fractions = row.get("iou_fractions") or {}
-        cells = [_tex(row["name"]), _tex(_best_point(row)), f"{row['avg_iou']:.5f}"]
-        if bold:
-            cells = [rf"\textbf{{{c}}}" for c in cells]
-        share = fractions.get("0.90")
-        lines.append(" & ".join([str(rank)] + cells + [
-            _f(row.get("sem_iou"), ".5f"), "--" if share is None else f"{100 * share:.1f}\\%",
-            "--" if row.get("p90_angle_error") is None else f"{row['p90_angle_error']:.2f}",
-            _f(row.get("execution_time"), ".2f")]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    return "\n".join(lines)
-
-
-def render_benchmark_folder(folder: Path, runs: list, command: str, inputs: Optional[SweepInputs] = None,
-                            config_name: Optional[str] = None, metric: str = DEFAULT_PLOT_METRIC,
-                            plot: bool = True, notes: Optional[list] = None) -> list[Path]:
-    """Write ``summary.md``, ``summary.tex`` and ``comparison.png`` (plus ``comparison_<metric>.png``)."""
-    folder = Path(folder)
-    rows = benchmark_rows(runs)
-    notes = list(notes or [])
-    written = []
-    if plot:
-        from hbb2obb.sweep.plots import comparison_figure, save_figure
-
-        for name in dict.fromkeys([DEFAULT_PLOT_METRIC, metric]):
-            target = folder / (COMPARISON_NAME if name == DEFAULT_PLOT_METRIC else f"comparison_{name}.png")
-            if rows and not any(metric_value(r, name) is not None for r in rows):
-                notes.append(f"no run's results hold {name}: {target.name} not drawn")
-                continue
-            written.append(save_figure(comparison_figure(rows, name), target))
-    (folder / BENCHMARK_SUMMARY_NAME).write_text(render_benchmark_md(rows, runs, command, inputs, config_name, notes),
-                                                 encoding="utf-8")
-    (folder / BENCHMARK_TEX_NAME).write_text(render_benchmark_tex(rows), encoding="utf-8")
-    return [folder / BENCHMARK_SUMMARY_NAME, folder / BENCHMARK_TEX_NAME] + written
 
 
 def run_folders(output_folder: Path) -> list[Path]:

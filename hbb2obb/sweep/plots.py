@@ -12,12 +12,14 @@ from numbers import Real
 from pathlib import Path
 from typing import Optional, Sequence
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import PercentFormatter
 
+from hbb2obb.io.atomic import atomic_path
 from hbb2obb.sweep.report import PLOT_METRICS, metric_value
 from hbb2obb.sweep.runner import format_value
 
@@ -244,6 +246,8 @@ def comparison_figure(rows: Sequence[dict], metric: str = "avg_iou", title: str 
     ax.margins(x=0.15, y=0.15)
     ax.set_xlabel("conversion time of the best grid point (s)")
     ax.set_ylabel(label + ("" if higher_better else "  (lower is better)"))
+    if metric.startswith("iou_at_"):
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_title(title or f"Best grid point per run: {label} against time", fontsize=10)
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
@@ -255,7 +259,7 @@ def comparison_figure(rows: Sequence[dict], metric: str = "avg_iou", title: str 
     return fig
 
 
-def _label_points(fig, ax, xs, ys, labels) -> None:
+def _label_points(fig, ax, xs, ys, labels, fontsize: float = 8.0) -> None:
     """Name each point, trying positions around it so that no two names overlap and every name
     stays inside the axes (a name past the right edge is cut off in the saved file)."""
     from matplotlib.transforms import Bbox
@@ -278,7 +282,8 @@ def _label_points(fig, ax, xs, ys, labels) -> None:
         obstacles = placed + markers[:i] + markers[i + 1:]
         tried = []
         for dx, dy, ha, va in offsets:
-            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8)
+            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+                                fontsize=fontsize)
             extent = note.get_window_extent(renderer)
             overlaps = sum(extent.overlaps(other) for other in obstacles)
             if not overlaps and not outside(extent):
@@ -288,13 +293,86 @@ def _label_points(fig, ax, xs, ys, labels) -> None:
             note.remove()
         else:  # no free place: inside the axes first, then the fewest overlaps
             *_, (dx, dy, ha, va) = min(tried, key=lambda t: t[:3])
-            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8)
+            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+                                fontsize=fontsize)
             placed.append(note.get_window_extent(renderer))
 
 
 def save_figure(fig: Figure, path: Path) -> Path:
-    """Write a figure as PNG and return the path."""
+    """Write a figure as PNG (atomically) and return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=fig.dpi, facecolor="white")
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary, dpi=fig.dpi, facecolor="white", format="png")
+    return path
+
+
+#: The panels of the print figure: metric, scale of its axis, axis label.
+PRINT_PANELS = (("avg_iou", 1.0, "Mean IoU"), ("iou_at_90", 100.0, "Boxes at IoU \u2265 0.90 [%]"))
+PRINT_WIDTH, PRINT_HEIGHT, PRINT_FONT = 6.4, 2.6, 7.5  # inches (a manuscript's text width), points
+
+
+def print_figure(rows_by_metric: dict) -> Optional[Figure]:
+    """The benchmark drawn for a manuscript: one panel per metric of :data:`PRINT_PANELS`, each
+    run at its own best grid point for that metric against its conversion time.
+
+    Drawn at text width so it is included at 100 %: no title (the caption's job), no type under
+    7 pt, every point named, the Pareto front dashed and, on the mean, the leader's ±1 SEM band.
+    A metric no run holds has no panel; ``None`` when neither has anything to draw.
+    ``rows_by_metric`` maps each metric to its ranked rows (leader first).
+    """
+    panels = [(rows, metric, scale, label) for metric, scale, label in PRINT_PANELS
+              for rows in [[r for r in rows_by_metric.get(metric) or [] if metric_value(r, metric) is not None]]
+              if rows]
+    if not panels:
+        return None
+    with matplotlib.rc_context({"font.size": PRINT_FONT, "axes.labelsize": PRINT_FONT, "xtick.labelsize": 7.0,
+                                "ytick.labelsize": 7.0, "legend.fontsize": 7.0, "axes.linewidth": 0.6}):
+        fig = Figure(figsize=(PRINT_WIDTH * len(panels) / len(PRINT_PANELS), PRINT_HEIGHT), dpi=150,
+                     facecolor="white")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        drawn = []
+        for ax, (rows, metric, scale, label) in zip(axes, panels):
+            higher = PLOT_METRICS[metric][1]
+            seconds = [max(float(r.get("execution_time") or 0.0), 1e-3) for r in rows]
+            scores = [metric_value(r, metric) * scale for r in rows]
+            error = standard_error(rows[0], metric) if metric == "avg_iou" else None
+            if error:
+                ax.axhspan(scores[0] - error * scale, scores[0] + error * scale, color="0.5", alpha=0.15,
+                           linewidth=0, zorder=1, label="\u00b11 standard error of the best")
+            front = pareto_front(seconds, scores, higher)
+            if len(front) > 1:
+                ax.plot([seconds[i] for i in front], [scores[i] for i in front], color="0.35", linestyle="--",
+                        linewidth=0.8, zorder=2, drawstyle="steps-post", label="Pareto front")
+            ax.scatter(seconds, scores, s=22, color=COLORS[0], edgecolors="black", linewidths=0.4, zorder=3)
+            ax.margins(x=0.2, y=0.25)
+            if max(seconds) / min(seconds) > 20:
+                ax.set_xscale("log")
+            else:  # a linear time axis that starts below zero shows times that cannot be
+                ax.set_xlim(left=max(0.0, ax.get_xlim()[0]))
+            ax.set_xlabel("Time per conversion [s]")
+            ax.set_ylabel(label)
+            ax.grid(True, linestyle=":", linewidth=0.5, alpha=0.7)
+            drawn.append((ax, seconds, scores, [str(r.get("name", i)) for i, r in enumerate(rows)]))
+        handles, names = [], []
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                if name not in names:
+                    handles.append(handle)
+                    names.append(name)
+        fig.tight_layout(w_pad=2.0, rect=(0, 0, 1, 0.9 if handles else 1))
+        if handles:
+            fig.legend(handles, names, loc="upper center", ncol=len(handles), frameon=False)
+        for ax, seconds, scores, names in drawn:
+            _label_points(fig, ax, seconds, scores, names, fontsize=7.0)
+    return fig
+
+
+def save_pdf(fig: Figure, path: Path) -> Path:
+    """Write a figure as PDF with TrueType fonts (publishers reject Type 3) and no creation date,
+    so redrawing an unchanged folder writes the same bytes; atomically. Returns the path."""
+    path = Path(path)
+    with matplotlib.rc_context({"pdf.fonttype": 42}), atomic_path(path) as temporary:
+        fig.savefig(temporary, format="pdf", bbox_inches="tight", pad_inches=0.02, metadata={"CreationDate": None})
     return path

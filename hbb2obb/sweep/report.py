@@ -8,6 +8,7 @@ standard deviation and the match count, and says which metrics are absent instea
 from __future__ import annotations
 
 import datetime
+import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,9 @@ EXTRA_PLOT_METRICS = ("p90_angle_error", "iou_at_90")
 def check_plot_metric(name: str) -> str:
     """``name`` if it is a metric the plots can draw; a usage error listing them otherwise."""
     if name not in PLOT_METRICS:
-        raise UsageError(f"unknown --plot_metric {name!r}; choose one of {', '.join(PLOT_METRICS)}")
+        close = difflib.get_close_matches(name, PLOT_METRICS, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(f"unknown plot metric {name!r} (--plot_metric){hint}; choose one of {', '.join(PLOT_METRICS)}")
     return name
 
 
@@ -116,9 +119,17 @@ class RunResults:
         config = self.run_config
         if config.get("converter"):
             return str(config["converter"])
-        if config.get("sam_models"):  # written by the reference tool
-            return "SAM " + " ".join(map(str, config["sam_models"]))
+        if self.models:  # written by the reference tool
+            return "SAM " + " ".join(self.models)
         return "?"
+
+    @property
+    def models(self) -> Optional[list]:
+        """The SAM models of a run the reference tool measured (its config names them), else ``None``."""
+        models = self.run_config.get("sam_models")
+        if isinstance(models, str):
+            models = [models]
+        return [str(m) for m in models] if isinstance(models, list) and models else None
 
     def missing_metrics(self, metrics) -> list[str]:
         """Which of ``metrics`` no ok record holds (older results files lack some)."""
@@ -154,7 +165,10 @@ def load_run(folder: Path) -> RunResults:
             run_config = read_yaml(folder / name)
             break
     seconds = document.get("sweep_seconds")
-    return RunResults(folder.name, folder, records, infer_axes(records),
+    axes = infer_axes(records)
+    if run_config.get("sam_models"):  # the reference records its fixed fragment_ratio in every point: no axis
+        axes = [a for a in axes if a != "fragment_ratio"]
+    return RunResults(folder.name, folder, records, axes,
                       None if seconds is None else float(seconds), run_config, notes)
 
 
@@ -191,11 +205,71 @@ def edge_notes(records: list, axes: list, best: dict) -> list[str]:
     return notes
 
 
+#: How ``summary.txt`` names the reference tool's three axes: in the best point, and in each ranked line.
+AXIS_LABELS = {"imgsz": ("Image Size", "ImgSz"), "scale_factor": ("Scale Factor", "SF"),
+               "opening_kernel_percentage": ("Opening Kernel", "K")}
+
+
+def exact(value, decimals: int = 4) -> str:
+    """A number with at least ``decimals`` decimals and as many more (up to 8) as it needs to be
+    read back unchanged, so a grid value such as 0.0125 is never shown as a value not swept.
+    Pairs (short, long) are joined by a comma; anything else is shown as it is.
+
+    Examples
+    --------
+    >>> exact(0.04), exact(0.0125), exact(-0.01), exact(1280), exact([0.02, 0.05])
+    ('0.0400', '0.0125', '-0.0100', '1280', '0.0200,0.0500')
+    >>> exact(1e-9)
+    '0.00000000'
+    """
+    if isinstance(value, (list, tuple)):
+        return ",".join(exact(v, decimals) for v in value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    for places in range(decimals, 9):
+        text = f"{value:.{places}f}"
+        if float(text) == value:
+            return text
+    return f"{value:.8f}"
+
+
+def _axis_line(axis: str, value) -> str:
+    label = AXIS_LABELS.get(axis, (axis,))[0]
+    return f"  {label}: {exact(value) if axis in AXIS_LABELS else format_value(value)}"
+
+
+def _ranked_line(rank: int, record: dict, axes: list) -> str:
+    """One grid point in the reference's layout: axes, ``IoU: mean ± std``, ``Angle p90:``, ladder, time."""
+    cells = []
+    for axis in axes:
+        value = record.get(axis, "-")
+        if axis == "imgsz":
+            cells.append(f"ImgSz: {format_value(value):>5}")
+        elif axis in AXIS_LABELS:
+            cells.append(f"{AXIS_LABELS[axis][1]}: {exact(value):>7}")
+        else:
+            cells.append(f"{axis}: {format_value(value)}")
+    share = metric_value(record, "iou_at_90")
+    cells += [f"IoU: {record['avg_iou']:8.5f} ± {_fmt(record.get('std_iou'), '8.5f')}",
+              f"Angle p90: {_fmt(record.get('p90_angle_error'), '6.2f')} deg",
+              f"IoU>=0.90: {_fmt(share, '6.1%')}",
+              f"Time: {_fmt(record.get('execution_time'), '5.2f', 's')}",
+              f"SEM: {_fmt(record.get('sem_iou'), '.5f')}"]
+    return f"{rank:4d}. " + ", ".join(cells)
+
+
 def render_run_summary(run: RunResults, written: Optional[datetime.datetime] = None) -> str:
-    """``summary.txt``: the best point in full, every point ranked by mean IoU, then failures."""
+    """``summary.txt``: the best point in full, every point ranked by mean IoU, then failures.
+
+    The labels are the reference tool's (``Image Size:``, ``Total Matches:``, one ``Angle p90:``
+    line per grid point), so what a script reads out of its summaries it reads out of these;
+    the lines it lacks (converter, ties, notes, SEM) are added, never put in place of one.
+    """
     written = written or datetime.datetime.now()
     best = run.best
-    lines = [f"Sweep: {run.name}", f"Converter: {run.converter}",
+    lines = [f"Benchmark Run: {run.name}", f"Converter: {run.converter}",
              f"Written: {written:%Y-%m-%d %H:%M:%S}",
              f"Grid points: {len(run.records)} ({len(run.ok_records)} ok, {len(run.failed)} failed)"]
     if run.sweep_seconds is not None:
@@ -206,29 +280,26 @@ def render_run_summary(run: RunResults, written: Optional[datetime.datetime] = N
     else:
         tied = [r for r in run.ok_records if r is not best
                 and r["avg_iou"] >= best["avg_iou"] - best.get("sem_iou", 0.0)]
-        lines += ["BEST PARAMETERS (highest average IoU):"]
-        lines += [f"  {axis}: {format_value(best[axis])}" for axis in run.axes if axis in best]
+        lines += ["BEST PARAMETERS:"]
+        lines += [_axis_line(axis, best[axis]) for axis in run.axes if axis in best]
         lines += [
-            f"  Average IoU: {best['avg_iou']:.5f} ± {best.get('std_iou', float('nan')):.5f} "
+            f"  Average IoU: {best['avg_iou']:.5f} ± {_fmt(best.get('std_iou'), '.5f')} "
             f"(SEM {_fmt(best.get('sem_iou'), '.5f')})",
             f"  Median IoU: {_fmt(best.get('median_iou'), '.5f')}",
             f"  Matched Boxes Above Threshold: {_ladder_line(best)}",
-            f"  Orientation Error: p90 {_fmt(best.get('p90_angle_error'), '.2f', '°')}, "
-            f"median {_fmt(best.get('median_angle_error'), '.2f', '°')}, "
-            f"mean {_fmt(best.get('avg_angle_error'), '.2f', '°')} ± {_fmt(best.get('std_angle_error'), '.2f', '°')}",
-            f"  Matches: {best.get('total_matches', '-')} of {best.get('total_gt', '-')} GT boxes, "
-            f"{best.get('total_pred', '-')} predictions",
-            f"  Execution Time: {_fmt(best.get('execution_time'), '.2f', ' s')}",
+            f"  Orientation Error: p90 {_fmt(best.get('p90_angle_error'), '.2f', ' deg')}, "
+            f"median {_fmt(best.get('median_angle_error'), '.2f', ' deg')}, "
+            f"mean {_fmt(best.get('avg_angle_error'), '.2f')} +/- {_fmt(best.get('std_angle_error'), '.2f', ' deg')}",
+            f"  Total Matches: {best.get('total_matches', '-')}",
+            f"  Total GT: {best.get('total_gt', '-')}",
+            f"  Total Pred: {best.get('total_pred', '-')}",
+            f"  Execution Time: {_fmt(best.get('execution_time'), '.2f', ' seconds')}",
             f"  Within one SEM of it (a tie): {len(tied)} other point(s)",
         ]
         lines += [f"  Note: {note}" for note in edge_notes(run.ok_records, run.axes, best)]
     ranked = sorted(run.ok_records, key=lambda r: -r["avg_iou"])  # stable: grid order breaks ties
-    headers = ["#"] + run.axes + ["avg IoU", "SEM", "median", "IoU>=0.90", "angle p90", "time (s)"]
-    rows = [[i + 1] + [format_value(r.get(a, "-")) for a in run.axes] + [
-        f"{r['avg_iou']:.5f}", _fmt(r.get("sem_iou"), ".5f"), _fmt(r.get("median_iou"), ".5f"),
-        _fmt(metric_value(r, "iou_at_90"), ".1%"), _fmt(r.get("p90_angle_error"), ".2f"),
-        _fmt(r.get("execution_time"), ".2f")] for i, r in enumerate(ranked)]
-    lines += ["", "ALL RESULTS (sorted by average IoU):", render_table(headers, rows, indent="  ")]
+    lines += ["", "ALL RESULTS (sorted by Average IoU):"]
+    lines += [_ranked_line(i + 1, r, run.axes) for i, r in enumerate(ranked)]
     if run.failed:
         lines += ["", f"FAILED GRID POINTS ({len(run.failed)}):"]
         for record in run.failed:

@@ -83,7 +83,7 @@ def test_identity_sweep_on_the_sample_agrees_with_shapely(sample_dir, tmp_path):
     best = max(range(len(factors)), key=lambda i: expected[i]["avg_iou"])
     assert document["best_parameters"]["scale_factor"] == factors[best]
     assert f"Average IoU: {expected[best]['avg_iou']:.5f}" in result.stdout
-    assert f"  scale_factor: {factors[best]:g}" in result.stdout
+    assert f"  Scale Factor: {factors[best]:.4f}" in result.stdout
 
 
 def test_jobs_2_gives_the_numbers_of_jobs_1(data):
@@ -116,7 +116,7 @@ def test_no_point_scored_is_exit_1(data):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["-pm", "mean_iou"], "unknown --plot_metric 'mean_iou'"),
+    (["-pm", "mean_iou"], "unknown plot metric 'mean_iou' (--plot_metric) (did you mean median_iou?)"),
     (["-iz", "640"], "converter 'identity' has no parameter 'imgsz'"),
     (["--grid", "model=a,b"], "no parameter 'model'"),
     (["-sf", "0.1", "--grid", "scale_factors=0.2"], "given twice"),
@@ -193,13 +193,15 @@ def test_benchmark_runs_resumes_and_refreshes(data, tmp_path):
     out = tmp_path / "out"
     result = run("-c", config, "-nb", "--no_plot")
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["baseline", "bench.yaml", "summary.md", "summary.tex", "tool"]
+    assert sorted(p.name for p in out.iterdir()) == ["PROVENANCE.txt", "baseline", "bench.yaml", "summary.md",
+                                                     "summary.tex", "tool"]
     assert not list(out.rglob("*.png"))
     assert (out / "bench.yaml").read_text() == config.read_text()
     assert len(results(out / "tool")["all_results"]) == 6
     bests = {name: results(out / name)["best_parameters"]["avg_iou"] for name in ("baseline", "tool")}
     leader = max(bests, key=bests.get)
-    assert f"| 1 | **{leader}** |" in (out / "summary.md").read_text()
+    assert (out / "summary.md").read_text().count(f"| `{leader} (") == 1  # named with its converter
+    assert f"**Best overall:** `{leader} (" in (out / "summary.md").read_text()
     stamps = {name: (out / name / "results.yaml").stat().st_mtime_ns for name in ("baseline", "tool")}
     again = run("-c", config, "--resume", "-nb", "--no_plot")
     assert again.exit_code == 0
@@ -342,7 +344,8 @@ def test_refresh_renders_a_folder_written_by_the_reference_tool(tmp_path):
     sem = 0.06833553557106074 / np.sqrt(200)
     assert f"Average IoU: 0.89642 ± 0.06834 (SEM {sem:.5f})" in (tmp_path / "sam_b" / "summary.txt").read_text()
     md = (tmp_path / "summary.md").read_text()
-    assert md.index("| 1 | **sam_l**") < md.index("| 2 | sam_b")  # 0.91 - 0.8964 is more than one SEM
+    assert md.index("| `sam_l` | 1280 | 0.05 | - | **0.91000**") < md.index("| `sam_b` | 1280 | 0.05 | - | 0.89642 ±")
+    # 0.91 - 0.8964 is more than one SEM: sam_b is not bold
     assert (tmp_path / "comparison.png").is_file() and (tmp_path / "summary.tex").is_file()
 
 

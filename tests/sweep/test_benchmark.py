@@ -9,16 +9,13 @@ import pytest
 import yaml
 
 from hbb2obb.errors import ConfigError, InputError, UsageError
-from hbb2obb.sweep.benchmark import (
-    RunSpec,
+from hbb2obb.sweep.benchmark import RunSpec, load_benchmark, plan_run, select_runs
+from hbb2obb.sweep.documents import (
     benchmark_rows,
-    load_benchmark,
-    plan_run,
     render_benchmark_folder,
     render_benchmark_md,
     render_benchmark_tex,
     render_run_folder,
-    select_runs,
     tied_with_leader,
 )
 from hbb2obb.sweep.plots import pareto_front
@@ -228,14 +225,16 @@ def test_load_run_reads_the_reference_layout(tmp_path):
 
 def test_render_run_folder_skips_absent_metrics_and_says_so(tmp_path):
     folder = reference_folder(tmp_path)
-    run, written, notes = render_run_folder(folder, "median_iou")
+    run, written, notes, skipped = render_run_folder(folder, "median_iou")
     assert sorted(p.name for p in written) == ["plot.png", "summary.txt"]
-    assert sum("not drawn" in n for n in notes) == 3  # p90 angle, IoU>=0.90 and median IoU are not in the file
+    assert sum("not drawn" in n for n in notes) == 2  # p90 angle and IoU>=0.90 are not in the file
+    assert skipped == f"{folder / 'results.yaml'} holds no grid point recording 'median_iou'"  # the one asked for
     summary = (folder / "summary.txt").read_text()
     assert "Average IoU: 0.90000 ± 0.05000 (SEM 0.00500)" in summary
     assert "IoU>=0.90" in summary and "Orientation Error: p90 -" in summary
-    ranked = [line.split()[1:3] for line in summary.splitlines() if line.strip()[:1].isdigit() and "  " in line]
-    assert ranked[:4] == [["1280", "0.05"], ["1280", "0"], ["640", "0.05"], ["640", "0"]]
+    ranked = [line.split(", ")[:2] for line in summary.splitlines() if line[:4].strip().isdigit()]
+    assert ranked == [["   1. ImgSz:  1280", "SF:  0.0500"], ["   2. ImgSz:  1280", "SF:  0.0000"],
+                      ["   3. ImgSz:   640", "SF:  0.0500"], ["   4. ImgSz:   640", "SF:  0.0000"]]
 
 
 @pytest.mark.parametrize("record, sem", [
@@ -290,24 +289,26 @@ def test_benchmark_summaries_rank_and_bold_ties(tmp_path):
     rows = benchmark_rows(_runs(tmp_path))
     assert [r["name"] for r in rows] == ["sam_b", "mobile_sam", "tiny_one"]
     md = render_benchmark_md(rows, _runs(tmp_path / "again"), "hbb2obb-optimize -c b.yaml", None, "b.yaml", [])
-    lines = [line for line in md.splitlines() if line.startswith("| ") and line[2].isdigit()]
-    assert lines[0].startswith("| 1 | **sam_b** |") and "**0.90000**" in lines[0]
-    assert lines[1].startswith("| 2 | **mobile_sam** |")  # 0.896 is within 0.005 of 0.900
-    assert lines[2].startswith("| 3 | tiny_one |") and "0.60000" in lines[2]
+    lines = [line for line in md.splitlines() if line.startswith("| `")]
+    assert lines[0].startswith("| `sam_b` | 1280 | 0.05 | - | **0.90000** ± 0.05000 |")
+    assert lines[1].startswith("| `mobile_sam` | 640 | 0.05 | - | **0.89600** ± 0.05000 |")  # within 0.005 of 0.900
+    assert lines[2].startswith("| `tiny_one` | 640 | 0 | - | 0.60000 ± 0.05000 | - | - | 100 / 101 | 5.0 s |")
     tex = render_benchmark_tex(rows)
-    assert tex.splitlines()[1] == r"\begin{tabular}{rllrrrrr}"
+    assert r"\begin{tabular}{lrrrrrrr}" in tex.splitlines()
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
-    assert r"2 & \textbf{mobile\_sam} & \textbf{imgsz=640, scale\_factor=0.05} & \textbf{0.89600}" in tex
-    assert r"3 & tiny\_one & imgsz=640, scale\_factor=0 & 0.60000 & 0.00500 & -- & -- & 5.00 \\" in tex
+    assert r"  mobile\_sam & 640 & 0.05 & -- & \textbf{0.89600} $\pm$ 0.00500 & -- & -- & 5.0 \\" in tex
+    assert r"  tiny\_one & 640 & 0 & -- & 0.60000 $\pm$ 0.00500 & -- & -- & 5.0 \\" in tex
 
 
 def test_render_benchmark_folder_writes_the_three_documents(tmp_path):
     runs = _runs(tmp_path)
     written = render_benchmark_folder(tmp_path, runs, "cmd", metric="p90_angle_error",
                                       notes=["sam_b: something"])
-    assert sorted(p.name for p in written) == ["comparison.png", "summary.md", "summary.tex"]
-    md = (tmp_path / "summary.md").read_text()
-    assert "no run's results hold p90_angle_error" in md and "- sam_b: something" in md
+    assert [p.name for p in written] == ["comparison.png", "summary.md", "summary.tex", "comparison.pdf",
+                                         "summary_p90_angle_error.md"]  # no run holds p90: no figure of it
+    assert "- sam_b: something" in (tmp_path / "summary.md").read_text()
+    assert "No accuracy-against-compute figure: no run recorded 'p90_angle_error'; nothing to compare." in (
+        tmp_path / "summary_p90_angle_error.md").read_text()
 
 
 def test_edge_notes():
@@ -328,5 +329,9 @@ def test_dry_run_text():
 
 def test_plot_metric_names():
     assert check_plot_metric("p90_angle_error") == "p90_angle_error"
-    with pytest.raises(UsageError, match="unknown --plot_metric 'avg_angle'"):
-        check_plot_metric("avg_angle")
+    with pytest.raises(UsageError, match=r"unknown plot metric 'orientaton' \(--plot_metric\); choose one of "
+                                         r"avg_iou, .*p90_angle_error"):
+        check_plot_metric("orientaton")  # the reference's words; no name is close enough to suggest
+    with pytest.raises(UsageError, match=r"unknown plot metric 'p90_angle' \(--plot_metric\) "
+                                         r"\(did you mean p90_angle_error\?\)"):
+        check_plot_metric("p90_angle")

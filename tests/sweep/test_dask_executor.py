@@ -380,7 +380,7 @@ def test_benchmark_on_a_scheduler_address_runs_every_run_together(data, tmp_path
         a, b = results(tmp_path / "serial" / run), results(tmp_path / "dask" / run)
         assert without_time(a["all_results"]) == without_time(b["all_results"]) and len(b["all_results"]) in (3, 6)
     summary = (tmp_path / "dask" / "summary.md").read_text()
-    assert "2 run(s), 9 grid point(s) in total" in summary
+    assert "2 run(s), a grid that varies by run, 9 conversions of the whole image set in total." in summary
 
 
 def test_resume_after_the_client_is_interrupted(data, tool, cluster_client):
