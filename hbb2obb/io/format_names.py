@@ -4,7 +4,64 @@
 declare its options, and a plain ``hbb2obb-eval`` run reads no format but the ``.txt`` folders
 (importing :mod:`~hbb2obb.io.label_sets` and its COCO, LabelMe and frame-label modules would be
 a noticeable share of a small run's start-up).
+
+The five formats of the reference tool are read and written by :mod:`~hbb2obb.io.label_sets`
+itself. Every other format is a module of :mod:`hbb2obb.io` described here by a
+:class:`FormatSpec`, and reached through the same functions (reading, writing, detection,
+``--verify``). Its module provides, by name:
+
+``sniff(path) -> bool``
+    Whether a file with the format's suffix is one of its files (look at the content: several
+    formats share ``.xml`` and ``.json``).
+``read(path, *, strict, label_map, discovered) -> FrameLabels``
+    One file per frame; ``discovered`` collects class names met without a label map, as
+    :func:`~hbb2obb.io.labelme.read_labelme` does. For a one-file format:
+    ``read(path, *, strict, label_map) -> (frames, names, problems)``.
+``write(path, frame, names, *, obb, image_name)``
+    Optional (a format without it is read only). For a one-file format:
+    ``write(path, frames, names, *, obb, image_names)``.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """A label format read and written through its own module (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        The name users give (``--gt_format``, ``--to``).
+    suffix : str
+        Its files' suffix, lower case.
+    module : str
+        The module with ``sniff``, ``read`` and (optionally) ``write``; imported when used.
+    one_file : bool
+        One file holds the whole set (as COCO), rather than one file per frame.
+    kinds : tuple of str
+        What its writer can carry: ``"obb"`` (rotated boxes), ``"hbb"`` (horizontal ones).
+    sized : bool
+        Its files record each frame's width and height (a writer needs the frame size).
+    writes : bool
+        Whether its module has a writer.
+    """
+
+    name: str
+    suffix: str
+    module: str
+    one_file: bool = False
+    kinds: tuple = ("obb", "hbb")
+    sized: bool = False
+    writes: bool = True
+
+
+#: The formats beyond the reference tool's five, by name.
+REGISTERED = {spec.name: spec for spec in (
+    FormatSpec("rolabelimg", ".xml", "hbb2obb.io.rolabelimg", sized=True),
+)}
+
 #: Every format name, in the order a folder holding several is read (the first found wins).
-ALL_FORMATS = ("yolo", "dota", "voc", "coco", "labelme")
+ALL_FORMATS = ("yolo", "dota", "voc", "coco", "labelme", *REGISTERED)

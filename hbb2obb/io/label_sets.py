@@ -26,7 +26,7 @@ import numpy as np
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.coco import is_coco, load_json, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
-from hbb2obb.io.format_names import ALL_FORMATS  # the names live apart: the command line imports them alone
+from hbb2obb.io.format_names import ALL_FORMATS, REGISTERED  # the names live apart: the command line imports them
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes, find_image
 from hbb2obb.io.labelmap import load_label_map
@@ -44,7 +44,8 @@ from hbb2obb.io.written import MANIFEST_NAME
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
-EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json"}
+EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json",
+              **{name: spec.suffix for name, spec in REGISTERED.items()}}
 NORMALIZED_LIMIT = 2.0  # the reference converter's rule: no coordinate beyond 2 means normalized
 DEFAULT_NORMALIZED_PRECISION = 10
 
@@ -84,6 +85,19 @@ def _json_kind(path: Path) -> Optional[str]:
     return "coco" if is_coco(data) else "labelme" if is_labelme(data) else None
 
 
+def format_module(fmt: str):
+    """The module that reads and writes a registered format (:data:`~hbb2obb.io.format_names.REGISTERED`)."""
+    import importlib
+
+    return importlib.import_module(REGISTERED[fmt].module)
+
+
+def _registered_kind(path: Path, suffix: str) -> Optional[str]:
+    """The registered format a file is one of, by its suffix and its content; ``None`` if none."""
+    return next((name for name, spec in REGISTERED.items()
+                 if spec.suffix == suffix and format_module(name).sniff(path)), None)
+
+
 def sniff_format(path: Path) -> Optional[str]:
     """The format of one file, or ``None`` when it is not a label file (a README, a names.txt).
 
@@ -94,6 +108,9 @@ def sniff_format(path: Path) -> Optional[str]:
     line reported, rather than passed over as not being labels.
     """
     suffix = path.suffix.lower()
+    registered = _registered_kind(path, suffix)  # the more specific look first: several formats share a suffix
+    if registered is not None:
+        return registered
     if suffix == ".xml":
         return "voc"
     if suffix == DOTA_EXT:
@@ -154,7 +171,9 @@ def formats_beside_text(folder: Path) -> list[str]:
     found = []
     if any(_looks_like_voc(p) for p in _listed(folder, EXTENSIONS["voc"])):  # not any .xml: a metadata file is none
         found.append("voc")
-    return found + [fmt for fmt in ("coco", "labelme") if label_files(folder, fmt)]
+    others = [name for name, spec in REGISTERED.items() if spec.suffix != ".txt"]
+    found = [fmt for fmt in found if not any(label_files(folder, o) for o in others if EXTENSIONS[o] == ".xml")]
+    return found + [fmt for fmt in ("coco", "labelme", *others) if label_files(folder, fmt)]
 
 
 def _looks_like_voc(path: Path) -> bool:
@@ -273,6 +292,8 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         raise UsageError(f"unknown label format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
     sizes = sizes or ImageSizes()
     label_map = dict(label_map or {})
+    if fmt in REGISTERED:
+        return _read_registered(source, fmt, label_map, sizes, strict, progress)
     if fmt == "coco":
         path = source
         if source.is_dir():
@@ -324,6 +345,39 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     chosen = set(paths)
     ignored = tuple(p for p in _listed(source, EXTENSIONS[fmt]) if p not in chosen and sniff_format(p) is None)
     return LabelSet(fmt, tuple(frames), names, problems, ignored)
+
+
+def _read_registered(source: Path, fmt: str, label_map: dict, sizes: ImageSizes, strict: bool,
+                     progress: Optional[Callable[[int], None]]) -> LabelSet:
+    """:func:`read_set` for a format of :data:`~hbb2obb.io.format_names.REGISTERED`."""
+    spec, module = REGISTERED[fmt], format_module(fmt)
+    if spec.one_file:
+        path = source
+        if source.is_dir():
+            found = label_files(source, fmt)
+            if len(found) != 1:  # which one the user meant is not ours to guess
+                raise InputError(f"{source}: holds {len(found)} {fmt} files; give the one to read as the path")
+            path = found[0]
+        frames, names, problems = module.read(path, strict=strict, label_map=label_map)
+        if progress:
+            progress(1)
+        frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
+        return LabelSet(fmt, tuple(frames), names, problems)
+    if not source.is_dir():
+        raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
+    paths = label_files(source, fmt)
+    if not paths:
+        raise InputError(f"{source}: no {fmt} label files ({spec.suffix})")
+    frames, discovered = [], {}
+    for path in paths:
+        frame = module.read(path, strict=strict, label_map=label_map or None, discovered=discovered)
+        if frame.size is None:
+            frame = frame.with_size(_integer_size(sizes(path.stem)))
+        frames.append(frame)
+        if progress:
+            progress(1)
+    problems = tuple(problem for frame in frames for problem in frame.problems)
+    return LabelSet(fmt, tuple(frames), label_map or discovered, problems)
 
 
 def set_kind(label_set: LabelSet) -> str:
@@ -383,7 +437,9 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
     written = []
     for path in output_paths(label_set, dest, fmt, kind=kind, dota_ext=dota_ext, coco_name=coco_name):
         try:
-            if fmt == "coco":
+            if fmt in REGISTERED:
+                _write_registered(path, fmt, label_set, len(written), names, obb, image_names)
+            elif fmt == "coco":
                 write_coco(path, label_set.frames, names, obb, image_names=image_names, identity=coco_identity,
                            info=coco_info)
             else:
@@ -403,6 +459,17 @@ def write_set(label_set: LabelSet, dest: Path, fmt: str, *, kind: str, names: di
         if wrote is not None:
             wrote(path)
     return written
+
+
+def _write_registered(path: Path, fmt: str, label_set: LabelSet, index: int, names: dict, obb: bool,
+                      image_names: dict) -> None:
+    """Write the ``index``-th file of a registered format (its only one, for a one-file format)."""
+    module = format_module(fmt)
+    if REGISTERED[fmt].one_file:
+        module.write(path, label_set.frames, names, obb=obb, image_names=image_names)
+    else:
+        frame = label_set.frames[index]
+        module.write(path, frame, names, obb=obb, image_name=image_names[frame.stem])
 
 
 def _image_name(image_dir: Optional[Path], frame: FrameLabels, image_ext: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from hbb2obb.io.format_names import REGISTERED
 from hbb2obb.io.frame_labels import integer_corners
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
@@ -130,7 +131,11 @@ def _sources(folder: Path, root: Path, dota_ext: str) -> list[tuple[str, str, Pa
     The per-frame formats in the folder, every COCO file in it (the root's own ones that belong
     to a ``labels_NAME/`` subfolder excepted), and the COCO file paired with it one level up.
     """
-    found = [(fmt, fmt, folder) for fmt in ALL_FORMATS if fmt != "coco" and label_files(folder, fmt, dota_ext)]
+    one_file = {"coco", *(name for name, spec in REGISTERED.items() if spec.one_file)}
+    found = [(fmt, fmt, folder) for fmt in ALL_FORMATS if fmt not in one_file and label_files(folder, fmt, dota_ext)]
+    for fmt in sorted(one_file - {"coco"}):  # a one-file format other than COCO: each of its files in the folder
+        files = label_files(folder, fmt)
+        found += [(fmt if len(files) == 1 else f"{fmt}:{p.name}", fmt, p) for p in files]
     cocos = _coco_files(folder)
     if folder == root:  # a root COCO file paired with a subfolder is read with that subfolder
         taken = {_paired_coco(sub) for sub in _folders(root)[1:]}

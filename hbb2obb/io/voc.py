@@ -41,16 +41,17 @@ class _LineBuilder(ET.TreeBuilder):
         return element
 
 
-def _parse_with_lines(path: Path):
+def parse_with_lines(path: Path, what: str = "VOC file"):
     """The XML root, and the source line of every element.
 
     Parsed by :mod:`defusedxml`: entity declarations (the "billion laughs") and external
-    entities (``SYSTEM "file:///etc/passwd"``) are refused, as no VOC writer makes them.
+    entities (``SYSTEM "file:///etc/passwd"``) are refused, as no label writer makes them.
+    ``what`` names the file in messages.
     """
     from defusedxml import DefusedXmlException
     from defusedxml.ElementTree import DefusedXMLParser
 
-    data = read_file_bytes(path, "VOC file")
+    data = read_file_bytes(path, what)
     builder = _LineBuilder()
     parser = DefusedXMLParser(target=builder)
     builder.parser = parser
@@ -62,7 +63,7 @@ def _parse_with_lines(path: Path):
         raise InputError(f"{path}:{line}: not valid XML ({expat.ErrorString(exc.code)})") from None
     except DefusedXmlException as exc:
         raise InputError(f"{path}: refused: the XML declares entities or refers to external ones ({exc}); "
-                         "a VOC file needs neither") from None
+                         f"a {what} needs neither") from None
     return root, builder.lines
 
 
@@ -70,7 +71,7 @@ def voc_names(paths) -> dict:
     """The class names a set of VOC files uses, first seen first, as ids 0, 1, ... (no label map)."""
     names: dict[int, str] = {}
     for path in paths:
-        root, _ = _parse_with_lines(Path(path))
+        root, _ = parse_with_lines(Path(path))
         for obj in root.iter("object"):
             name = (obj.findtext("name") or "").strip()
             if name and name not in names.values():
@@ -96,7 +97,7 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
         ``boxes.line`` is the line of each ``<object>``; the size is ``<size>`` when given.
     """
     path = Path(path)
-    root, element_line = _parse_with_lines(path)
+    root, element_line = parse_with_lines(path)
     if root.tag != "annotation":
         raise InputError(f"{path}: not a Pascal VOC file (root element <{root.tag}>, expected <annotation>)")
     sink = ProblemSink(path, strict)

@@ -13,16 +13,21 @@ from pathlib import Path
 from typing import Optional
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.format_names import REGISTERED
 
-OBB_FORMATS = ("yolo", "dota", "coco", "labelme")
-HBB_FORMATS = ("yolo", "voc", "coco", "labelme")
+_WRITTEN = [spec for spec in REGISTERED.values() if spec.writes]
+OBB_FORMATS = ("yolo", "dota", "coco", "labelme", *(s.name for s in _WRITTEN if "obb" in s.kinds))
+HBB_FORMATS = ("yolo", "voc", "coco", "labelme", *(s.name for s in _WRITTEN if "hbb" in s.kinds))
 DOTA_EXT = ".dota"
-SIZED_FORMATS = ("coco", "labelme", "voc")  # they record each frame's width and height
+# they record each frame's width and height
+SIZED_FORMATS = ("coco", "labelme", "voc", *(s.name for s in REGISTERED.values() if s.sized))
 FORBIDDEN = ("/", "\\", "\0")  # a backslash is a folder on Windows, where the file may be read
 
 
 def check_carry(fmt: str, kind: str) -> None:
     """:class:`UsageError` when ``fmt`` cannot carry boxes of ``kind`` (``"obb"`` or ``"hbb"``)."""
+    if fmt in REGISTERED and not REGISTERED[fmt].writes:
+        raise UsageError(f"{fmt} is read only: the toolkit reads it, and writes {', '.join(sorted(set(OBB_FORMATS)))}")
     if kind == "obb" and fmt not in OBB_FORMATS:
         raise UsageError(f"{fmt} cannot carry oriented boxes; for these use one of {', '.join(OBB_FORMATS)}")
     if kind == "hbb" and fmt not in HBB_FORMATS:
@@ -75,7 +80,10 @@ def output_paths(label_set, dest: Path, fmt: str, *, kind: str, dota_ext: str = 
     """The files :func:`~hbb2obb.io.label_sets.write_set` would write."""
     if fmt == "coco":
         return [dest / (coco_name or f"coco_annotations_{kind}.json")]
-    suffix = {"yolo": ".txt", "dota": dota_ext, "voc": ".xml", "labelme": ".json"}[fmt]
+    if fmt in REGISTERED and REGISTERED[fmt].one_file:
+        return [dest / f"{fmt}_annotations_{kind}{REGISTERED[fmt].suffix}"]
+    suffix = {"yolo": ".txt", "dota": dota_ext, "voc": ".xml", "labelme": ".json",
+              **{name: spec.suffix for name, spec in REGISTERED.items()}}[fmt]
     return [dest / f"{frame.stem}{suffix}" for frame in label_set.frames]
 
 
