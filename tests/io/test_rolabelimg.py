@@ -40,7 +40,8 @@ def test_corners_are_the_box_turned_clockwise_on_screen(angle):
                                use_radians=True)
     assert Polygon(quad).symmetric_difference(expected).area == pytest.approx(0.0, abs=1e-9)
     # roLabelImg's own rule: the (-w/2, -h/2) corner turned by the angle about the centre
-    first = (cx - w / 2 * math.cos(angle) + h / 2 * math.sin(angle), cy - w / 2 * math.sin(angle) - h / 2 * math.cos(angle))
+    c, s = math.cos(angle), math.sin(angle)
+    first = (cx - w / 2 * c + h / 2 * s, cy - w / 2 * s - h / 2 * c)
     assert quad[0] == pytest.approx(first)
     # clockwise on screen (y down): the shoelace sum is positive
     x, y = quad[:, 0], quad[:, 1]
@@ -139,8 +140,9 @@ def test_round_trip_and_scores_as_the_yolo_original(tmp_path):
     assert verify.exit_code == 0 and "rolabelimg" in verify.output, verify.output
 
     def scores(gt):
+        fmt = "rolabelimg" if gt.name == "ro" else "yolo"
         out = CliRunner().invoke(eval_main, [str(gt), str(tmp_path / "gt"), "-mp", str(tmp_path / "classes.yaml"),
-                                             "-nb", "--json", "--gt_format", "rolabelimg" if gt.name == "ro" else "yolo"])
+                                             "-nb", "--json", "--gt_format", fmt])
         assert out.exit_code == 0, out.stderr
         return json.loads(out.stdout)
 
