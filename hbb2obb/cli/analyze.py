@@ -23,7 +23,7 @@ from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
 from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
-from hbb2obb.cli.pictures import emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
+from hbb2obb.cli.pictures import WORST_SHEETS, emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
@@ -50,18 +50,26 @@ def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
     return identity_summary(result.table, match, orientation_cut(props), orientation_partition(props), hbb_dir), match
 
 
-def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
+OUTPUTS = ("analysis.md", "analysis.yaml", "analysis.png")
+
+
+def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> None:
+    """The three analysis files, each written atomically and recorded as the toolkit's."""
+    from hbb2obb.io.atomic import atomic_path, write_text_atomic
     from hbb2obb.plotting.analysis import plot_analysis
 
+    md, yml, png = (out_dir / name for name in OUTPUTS)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "analysis.md").write_text(render_markdown(data, names), encoding="utf-8")
+        write_text_atomic(md, render_markdown(data, names))
         written = analysis_file(data, reference)  # the reference tool's key paths, ours beside them
-        (out_dir / "analysis.yaml").write_text(yaml.safe_dump(written, sort_keys=False, allow_unicode=True),
-                                               encoding="utf-8")
-        plot_analysis(data).savefig(out_dir / "analysis.png", dpi=110)
+        write_text_atomic(yml, yaml.safe_dump(written, sort_keys=False, allow_unicode=True))
+        with atomic_path(png) as temporary:
+            plot_analysis(data).savefig(temporary, dpi=110, format="png")
     except OSError as exc:
         raise InputError(f"{out_dir}: cannot write ({exc.strerror or exc})") from None
+    for path in (md, yml, png):
+        guard.wrote(path)
 
 
 @multi_value_command({"excluded_classes": int, "boundary_classes": int}, name=PROGRAM)
@@ -75,6 +83,8 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
               help="Class ids the side ratios are restricted to; several after one flag: -bc 0 2.")
 @click.option("-o", "--out_dir", type=click.Path(path_type=Path),
               help="Also write analysis.md, analysis.yaml and analysis.png into this folder.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace files in -o/--out_dir that this command did not write (refused otherwise).")
 @click.option("--worst", type=int, default=0, show_default=True, metavar="N",
               help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box; "
                    "with -o also draw them: worst_iou.png, worst_angle.png (frames from -i, else GT_DIR/../images "
@@ -90,7 +100,8 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
 @handles_errors(PROGRAM)
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
-         worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path):
+         worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
+         overwrite):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -103,6 +114,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
+    guard = None
+    if out_dir is not None:  # a file this command did not write is refused before anything is read
+        from hbb2obb.io.written import OutputGuard
+
+        guard = OutputGuard()
+        if not overwrite:
+            guard.refuse_foreign([out_dir / name for name in OUTPUTS + (WORST_SHEETS if worst else ())])
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
@@ -137,7 +155,10 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
         reference = reference_keys(result.table, props, identity_match, label_map, boundary_classes)
-        _write_outputs(out_dir, data, names, reference)
+        _write_outputs(out_dir, data, names, reference, guard)
+        click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}")  # as the reference tool says it
     emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, hbb_dir if identity is not None else None,
-                      label_map)
+                      label_map, wrote=None if guard is None else guard.wrote)
+    if guard is not None:
+        guard.save()
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)

@@ -56,10 +56,14 @@ def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path]
     click.echo(f"{program}: wrote {len(run.written)} overlays to {overlay}{skipped}", err=True)
 
 
+WORST_SHEETS = ("worst_iou.png", "worst_angle.png")
+
+
 def emit_worst_sheets(program: str, result, worst: int, img_source: Optional[Path], out_dir: Optional[Path],
-                      hbb_dir: Optional[Path], label_map: dict) -> None:
+                      hbb_dir: Optional[Path], label_map: dict, wrote=None) -> None:
     """``OUT/worst_iou.png`` and ``OUT/worst_angle.png``: contact sheets of the ``worst`` pairs of
-    lowest IoU and of largest angle error, with the HBB prompts when ``hbb_dir`` is given."""
+    lowest IoU and of largest angle error, with the HBB prompts when ``hbb_dir`` is given.
+    ``wrote`` is called with each file written (the caller's record of its outputs)."""
     if not worst or out_dir is None:
         return
     if img_source is None:
@@ -85,5 +89,7 @@ def emit_worst_sheets(program: str, result, worst: int, img_source: Optional[Pat
                                                label_map=label_map, title=title))
         except OSError as exc:
             raise InputError(f"{out_dir / name}: cannot write ({exc.strerror or exc})") from None
+        if wrote is not None:
+            wrote(out_dir / name)
     warn(program, [("contact sheet", f"frame {frame}: {reason}: its tiles show the boxes without pixels")
                    for frame, reason in missing.items()])

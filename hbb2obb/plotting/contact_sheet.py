@@ -22,6 +22,7 @@ from matplotlib.lines import Line2D
 from PIL import Image
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.atomic import atomic_path
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.plotting.pixels import FrameImages, image_size_of, open_rgb, to_image_pixels
 
@@ -284,6 +285,7 @@ def write_contact_sheet(path, table, rows, images=None, **options) -> dict:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # zlib level 3: half the time of the default 6, files a few per cent larger (photographic tiles)
-    fig.savefig(path, dpi=fig.dpi, pil_kwargs={"compress_level": 3} if path.suffix.lower() == ".png" else None)
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary, dpi=fig.dpi, pil_kwargs={"compress_level": 3} if path.suffix.lower() == ".png" else None)
     shown = {table.frame_names[k] for k in table.gt_frame[np.asarray(rows, dtype=np.int64)].tolist()}
     return {name: reason for name, reason in images.missing.items() if name in shown}

@@ -96,7 +96,9 @@ def test_baseline_reports_the_constructed_paired_difference(tmp_path):
         5
     )
     # Reproducible: the same seed prints the same report.
-    assert run(gt, a_dir, "--baseline", b_dir, "--seed", 7, "--bootstrap", 400, "-nb")[1] == out
+    report, wrote = out.rsplit("\nWrote ", 1)  # -o adds the reference tool's closing line
+    assert wrote == f"analysis.md, analysis.yaml and analysis.png to {tmp_path / 'out'}\n"
+    assert run(gt, a_dir, "--baseline", b_dir, "--seed", 7, "--bootstrap", 400, "-nb")[1] == report
 
 
 def test_baseline_against_itself_is_within_the_noise(tmp_path):
@@ -292,3 +294,22 @@ def test_spatial_threshold_reaches_the_analysis(tmp_path):
         data = yaml.safe_load((out / "analysis.yaml").read_text())
         assert data["settings"]["spatial_threshold"] == threshold
         assert data["overall"]["spatial_match"] == share
+
+
+def test_out_dir_never_replaces_a_file_it_did_not_write(write_labels):
+    """A user's own analysis.md in -o is refused with nothing written; the command's own files are replaced."""
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD})
+    out = root / "out"
+    out.mkdir()
+    (out / "analysis.md").write_text("my notes\n")
+    code, stdout, err = run(root / "gt", root / "pred", "-o", out, "-nb")
+    assert code == 2 and stdout == "" and str(out / "analysis.md") in err and "--overwrite" in err
+    assert sorted(p.name for p in out.iterdir()) == ["analysis.md"]
+    assert (out / "analysis.md").read_text() == "my notes\n"
+    code, stdout, err = run(root / "gt", root / "pred", "-o", out, "-nb", "--overwrite")
+    assert code == 0, err
+    assert stdout.endswith(f"\nWrote analysis.md, analysis.yaml and analysis.png to {out}\n")
+    assert sorted(p.name for p in out.iterdir()) == [".hbb2obb-written.json", "analysis.md", "analysis.png",
+                                                     "analysis.yaml"]
+    again = run(root / "gt", root / "pred", "-o", out, "-nb")  # its own files: replaced without a word
+    assert again[0] == 0, again[2]
