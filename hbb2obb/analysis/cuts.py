@@ -37,6 +37,7 @@ AXIS_ALIGNED_BELOW = 0.005
 
 ORIENTATION_BANDS = ((0.0, 5.0), (5.0, 15.0), (15.0, 30.0), (30.0, 45.0))
 SHORT_SIDE_BANDS = ((0.0, 25.0), (25.0, 35.0), (35.0, 45.0), (45.0, 60.0), (60.0, math.inf))
+ASPECT_RATIO_BANDS = ((1.0, 1.5), (1.5, 2.0), (2.0, 3.0), (3.0, 5.0), (5.0, math.inf))
 SIDE_RATIO_BANDS = ((AXIS_ALIGNED_BELOW, 1.0), (1.0, 3.0), (3.0, 5.0), (5.0, 15.0), (15.0, 45.0))
 LOW_IOU, HIGH_IOU = 0.75, 0.9
 
@@ -211,6 +212,16 @@ def short_side_cut(props: GroundTruthProperties) -> Cut:
     labels = tuple(_band_label(low, high, "px") for low, high in SHORT_SIDE_BANDS)
     masks = tuple(_in_band(props.short_side, low, high, False) for low, high in SHORT_SIDE_BANDS)
     return Cut("short_side", "By ground-truth short side", labels, masks)
+
+
+def aspect_ratio_cut(props: GroundTruthProperties) -> Cut:
+    """Long side over short side: [1, 1.5), [1.5, 2), [2, 3), [3, 5), 5 and up (a box of no width: the last)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(props.short_side > 0, props.long_side / props.short_side, math.inf)
+    labels = tuple(f"{low:g} and up" if math.isinf(high) else f"{low:g} to {high:g}"
+                   for low, high in ASPECT_RATIO_BANDS)
+    masks = tuple(_in_band(ratio, low, high, False) for low, high in ASPECT_RATIO_BANDS)
+    return Cut("aspect_ratio", "By ground-truth aspect ratio (long / short side)", labels, masks)
 
 
 def edge_cut(props: GroundTruthProperties) -> Cut:

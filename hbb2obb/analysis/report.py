@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from hbb2obb.analysis.error_report import error_blocks
 from hbb2obb.report.textable import render_table
 
 SEM_NOTE = ("Two runs of the same set are the same measurement only if their SEM says so: "
@@ -191,6 +192,8 @@ def _render(data: dict, table: Callable[[list, list], str], extended: bool,
         unmatched = worst["unmatched_ground_truth"]
         blocks.append(f"### Unmatched ground-truth boxes ({len(unmatched)})")
         blocks.append(table(*_pair_table(unmatched, unmatched=True)) if unmatched else "None.")
+    if data.get("detection_errors"):
+        blocks += error_blocks(data["detection_errors"], table, names)
     comparison = data.get("comparison")
     if comparison:
         name_a, name_b = names or ("A", "B")

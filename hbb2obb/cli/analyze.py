@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import yaml
+from click.core import ParameterSource
 
 from hbb2obb.analysis.compare import compare_cuts
 from hbb2obb.analysis.cuts import (
@@ -17,6 +18,7 @@ from hbb2obb.analysis.cuts import (
     orientation_partition,
     standard_cuts,
 )
+from hbb2obb.analysis.detection_errors import compare_detectors, decompose_run, detection_errors
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
@@ -24,9 +26,12 @@ from hbb2obb.cli.common import handles_errors, multi_value_command, version_opti
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
 from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import WORST_SHEETS, emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
+from hbb2obb.detection.errors import TideParams
+from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
+from hbb2obb.scoring.run_warnings import run_warnings
 
 PROGRAM = "hbb2obb-analyze"
 MIN_BOOTSTRAP = 100
@@ -51,14 +56,15 @@ def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
 
 
 OUTPUTS = ("analysis.md", "analysis.yaml", "analysis.png")
+ERRORS_FIGURE = "errors.png"  # the detection error decomposition, when the predictions carry scores
 
 
 def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> None:
-    """The three analysis files, each written atomically and recorded as the toolkit's."""
+    """The analysis files (and the error figure), each written atomically and recorded as the toolkit's."""
     from hbb2obb.io.atomic import atomic_path, write_text_atomic
     from hbb2obb.plotting.analysis import plot_analysis
 
-    md, yml, png = (out_dir / name for name in OUTPUTS)
+    md, yml, png = paths = [out_dir / name for name in OUTPUTS]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(md, render_markdown(data, names))
@@ -66,10 +72,30 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> 
         write_text_atomic(yml, yaml.safe_dump(written, sort_keys=False, allow_unicode=True))
         with atomic_path(png) as temporary:
             plot_analysis(data).savefig(temporary, dpi=110, format="png")
+        if data.get("detection_errors"):
+            from hbb2obb.plotting.errors import plot_errors
+
+            with atomic_path(out_dir / ERRORS_FIGURE) as temporary:
+                plot_errors(data["detection_errors"]).savefig(temporary, dpi=110, format="png")
+            paths.append(out_dir / ERRORS_FIGURE)
     except OSError as exc:
         raise InputError(f"{out_dir}: cannot write ({exc.strerror or exc})") from None
-    for path in (md, yml, png):
+    for path in paths:
         guard.wrote(path)
+
+
+def _scored(result) -> bool:
+    """Whether every prediction of a run carries a confidence (the error decomposition needs one)."""
+    return result.table.pred.score is not None and len(result.table.pred) > 0
+
+
+def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection):
+    """Evaluate with the detection pairs kept; for predictions without scores, the warnings of a run without them."""
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection)
+    if not _scored(result):
+        # no decomposition will be made: say nothing about detection metrics this command does not give
+        result.warnings[:] = run_warnings(result.plan, result.health, sizes, settings.missing_pred, False)
+    return result
 
 
 @multi_value_command({"excluded_classes": int, "boundary_classes": int}, name=PROGRAM)
@@ -94,6 +120,11 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> 
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True, metavar="N",
               help="Bootstrap resamples for the --baseline intervals.")
+@click.option("--tide_fg", type=float, default=0.5, show_default=True,
+              help="Scored predictions: foreground IoU of the error decomposition (a hit at or above it).")
+@click.option("--tide_bg", type=float, default=0.1, show_default=True,
+              help="Scored predictions: background IoU of the error decomposition (a false positive at or below "
+                   "it with every box is background).")
 @spatial_threshold_option
 @overlay_options
 @version_option(PROGRAM)
@@ -101,10 +132,14 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> 
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
          worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
-         overwrite):
+         tide_fg, tide_bg, overwrite):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
+
+    With a confidence on every prediction (a detector's output), also decompose its AP into
+    TIDE's error types plus orientation, give the AP by ground-truth cut and, with --baseline,
+    the paired AP difference per class.
 
     Same matching as hbb2obb-eval. Exit status: 0 ok, 2 usage or input error.
     """
@@ -120,15 +155,21 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
 
         guard = OutputGuard()
         if not overwrite:
-            guard.refuse_foreign([out_dir / name for name in OUTPUTS + (WORST_SHEETS if worst else ())])
+            targets = OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())
+            guard.refuse_foreign([out_dir / name for name in targets])
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
     label_map = load_label_map(map_path)
     if pairs_path is not None:
         check_pairs_path(pairs_path)
+    tide = TideParams(fg=tide_fg, bg=tide_bg)
     formats = (gt_format, pred_format)
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats)
+    # as eval: a frame without a prediction file is skipped by the matching keys but its boxes
+    # count as missed in the detection metrics, unless --missing_pred skip was asked for
+    count_missing = click.get_current_context().get_parameter_source("missing_pred") is ParameterSource.DEFAULT
+    detection = DetectionParams(count_missing=count_missing or settings.missing_pred != "skip")
+    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats, detection)
     warnings = list(result.warnings)
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
@@ -141,22 +182,39 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         hbb_dir = default if default.is_dir() else None
     identity, identity_match = _identity(result, props, hbb_dir, explicit, warnings)
     comparison, names = None, None
+    run = decompose_run(result, props, tide, settings.edge_tolerance) if _scored(result) else None
     if baseline_dir is not None:
-        baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar,
-                                     "Evaluating baseline", formats)
+        baseline = _evaluate(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline",
+                             formats, detection)
         warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
         comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=n_boot)
         comparison.update(a=str(pred_dir), b=str(baseline_dir))
         names = (str(pred_dir), str(baseline_dir))
+    errors = None
+    if run is not None:
+        detectors = None
+        if baseline_dir is not None and _scored(baseline):
+            baseline_flags, _ = difficult_flags(baseline.table, gt_dir, label_map)
+            baseline_props = ground_truth_properties(baseline.table, baseline_flags, settings.edge_tolerance)
+            detectors = compare_detectors(run, decompose_run(baseline, baseline_props, tide, settings.edge_tolerance),
+                                          label_map, seed=seed, n_boot=n_boot)
+        elif baseline_dir is not None:
+            warnings.append(("confidence", f"baseline {baseline_dir}: its predictions carry no confidence on every "
+                             "box: no AP comparison"))
+        errors = detection_errors(run, label_map, detectors)
     data = analyze(result, props, label_map, identity=identity, comparison=comparison,
                    boundary_classes=boundary_classes, worst=worst)
+    if errors is not None:
+        data["detection_errors"] = errors
     warn(PROGRAM, warnings)
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
         reference = reference_keys(result.table, props, identity_match, label_map, boundary_classes)
         _write_outputs(out_dir, data, names, reference, guard)
-        click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}")  # as the reference tool says it
+        # as the reference tool says it, and the figure it does not draw
+        extra = f" (and {ERRORS_FIGURE})" if data.get("detection_errors") else ""
+        click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}{extra}")
     emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, hbb_dir if identity is not None else None,
                       label_map, wrote=None if guard is None else guard.wrote)
     if guard is not None:

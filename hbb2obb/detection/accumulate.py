@@ -201,3 +201,48 @@ def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
             "dota_ap50": float(acc.dota_ap[k]),
         }
     return overall, per_class
+
+
+def class_ap(hits: np.ndarray, npos: float, weights=None) -> float:
+    """COCO's 101-point AP of one class at one IoU threshold, from its detections in score order.
+
+    The AP the COCO rule's ``precision`` array holds (:func:`_curve`, the same floating-point
+    operations), for callers that change which detections are hits or how many boxes count:
+    the error decomposition's oracles (:mod:`hbb2obb.detection.errors`) and AP by group.
+
+    Parameters
+    ----------
+    hits : (n,) bool
+        Whether each counted detection is a hit, detections by descending score.
+    npos : float
+        Ground-truth boxes that count (``npig``); NaN is returned when it is not positive.
+    weights : (n,) float, optional
+        How many times each detection counts (a frame bootstrap draws frames several times):
+        the AP of the list with each detection repeated that many times. Copies of one
+        detection are adjacent, and the precision at the last copy of a hit is the highest of
+        its copies, so reading it there gives the repeated list's interpolated precision.
+
+    Examples
+    --------
+    >>> round(class_ap(np.array([True, False, True]), 2), 6)
+    0.834983
+    >>> class_ap(np.array([True, False, True]), 2, weights=np.ones(3)) == class_ap(np.array([True, False, True]), 2)
+    True
+    """
+    hits = np.asarray(hits, dtype=bool)
+    if not npos > 0:
+        return float("nan")
+    if weights is None:
+        _, precision = _curve(hits[None, :], np.ones((1, hits.size), dtype=bool), npos)
+        return float(precision[0].mean())
+    weights = np.asarray(weights, dtype=np.float64)
+    at_hit = np.flatnonzero(hits & (weights > 0))
+    precision = np.zeros(len(RECALL_THRESHOLDS))
+    if at_hit.size:
+        found = np.cumsum(weights * hits)[at_hit]
+        seen = np.cumsum(weights)[at_hit]
+        envelope = np.maximum.accumulate((found / (seen + np.spacing(1)))[::-1])[::-1]
+        at = np.searchsorted(found / npos, RECALL_THRESHOLDS, side="left")
+        inside = at < at_hit.size
+        precision[inside] = envelope[at[inside]]
+    return float(precision.mean())
