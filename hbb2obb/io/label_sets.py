@@ -297,18 +297,9 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     if fmt == "coco":
         path = source
         if source.is_dir():
-            found = [p for p in _listed(source, ".json") if sniff_format(p) == "coco"]
-            if not found:
-                raise InputError(f"{source}: no COCO .json file found")
-            if len(found) > 1:  # the reference reads the first by name: which one is luck
-                raise InputError(f"{source}: holds {len(found)} COCO files ({', '.join(p.name for p in found[:4])}"
-                                 f"{', ...' if len(found) > 4 else ''}); give the one to read as the path")
-            path = found[0]
-        frames, names, problems = read_coco(path, strict=strict, label_map=label_map)
-        if progress:
-            progress(1)
-        frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
-        return LabelSet(fmt, tuple(frames), names, problems)
+            cocos = [p for p in _listed(source, ".json") if sniff_format(p) == "coco"]
+            path = _the_one_file(source, "COCO", ".json", cocos)
+        return _one_file_set(fmt, read_coco(path, strict=strict, label_map=label_map), sizes, progress)
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt, dota_ext)
@@ -347,22 +338,32 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     return LabelSet(fmt, tuple(frames), names, problems, ignored)
 
 
+def _the_one_file(folder: Path, what: str, suffix: str, found: list) -> Path:
+    """The one file of a one-file format in a folder; none, or several, is an :class:`InputError`."""
+    if not found:
+        raise InputError(f"{folder}: no {what} {suffix} file found")
+    if len(found) > 1:  # the reference reads the first by name: which one is luck, and not ours to guess
+        raise InputError(f"{folder}: holds {len(found)} {what} files ({', '.join(p.name for p in found[:4])}"
+                         f"{', ...' if len(found) > 4 else ''}); give the one to read as the path")
+    return found[0]
+
+
+def _one_file_set(fmt: str, read: tuple, sizes: ImageSizes, progress) -> LabelSet:
+    """The set a one-file reader returned (``frames, names, problems``), sizes filled in where it records none."""
+    frames, names, problems = read
+    if progress:
+        progress(1)
+    frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
+    return LabelSet(fmt, tuple(frames), names, problems)
+
+
 def _read_registered(source: Path, fmt: str, label_map: dict, sizes: ImageSizes, strict: bool,
                      progress: Optional[Callable[[int], None]]) -> LabelSet:
     """:func:`read_set` for a format of :data:`~hbb2obb.io.format_names.REGISTERED`."""
     spec, module = REGISTERED[fmt], format_module(fmt)
     if spec.one_file:
-        path = source
-        if source.is_dir():
-            found = label_files(source, fmt)
-            if len(found) != 1:  # which one the user meant is not ours to guess
-                raise InputError(f"{source}: holds {len(found)} {fmt} files; give the one to read as the path")
-            path = found[0]
-        frames, names, problems = module.read(path, strict=strict, label_map=label_map)
-        if progress:
-            progress(1)
-        frames = [f if f.size is not None else f.with_size(_integer_size(sizes(f.stem))) for f in frames]
-        return LabelSet(fmt, tuple(frames), names, problems)
+        path = source if not source.is_dir() else _the_one_file(source, fmt, spec.suffix, label_files(source, fmt))
+        return _one_file_set(fmt, module.read(path, strict=strict, label_map=label_map), sizes, progress)
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt)

@@ -31,8 +31,8 @@ from hbb2obb.io.frame_labels import (
     names_lookup,
     pixel_size,
 )
-from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, coordinate_reason, parse_number
-from hbb2obb.io.voc import BOUNDS, parse_with_lines
+from hbb2obb.io.text import ProblemSink, coordinate_reason, parse_number
+from hbb2obb.io.voc import BOUNDS, parse_with_lines, recorded_size
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
 
@@ -114,10 +114,7 @@ def read(path: str | Path, *, strict: bool, label_map: Optional[dict] = None,
         classes.append(class_id)
         lines.append(line)
         difficult.append(flag == "1")
-    size = None
-    width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
-    if width and height and 0 < width <= MAX_COORDINATE and 0 < height <= MAX_COORDINATE:
-        size = tuple(int(v) if float(v).is_integer() else v for v in (width, height))
+    size = recorded_size(root)
     image_name = image_name_of((root.findtext("filename") or "").strip(), path.stem)
     return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems),
                        image_name)

@@ -67,6 +67,14 @@ def parse_with_lines(path: Path, what: str = "VOC file"):
     return root, builder.lines
 
 
+def recorded_size(root) -> Optional[tuple]:
+    """``(width, height)`` from a VOC-style ``<size>`` element, or ``None`` when absent or unusable."""
+    width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
+    if width and height and 0 < width <= MAX_COORDINATE and 0 < height <= MAX_COORDINATE:
+        return tuple(int(v) if float(v).is_integer() else v for v in (width, height))
+    return None
+
+
 def voc_names(paths) -> dict:
     """The class names a set of VOC files uses, first seen first, as ids 0, 1, ... (no label map)."""
     names: dict[int, str] = {}
@@ -131,13 +139,7 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
         classes.append(class_id)
         lines.append(line)
         difficult.append(flag == "1")
-    size = None
-    width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
-    if width and height and 0 < width <= MAX_COORDINATE and 0 < height <= MAX_COORDINATE:
-        size = (
-            int(width) if float(width).is_integer() else width,
-            int(height) if float(height).is_integer() else height,
-        )
+    size = recorded_size(root)
     return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems),
                        image_name_of((root.findtext("filename") or "").strip(), path.stem))
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reference_tool import CONVERT_DRIVER as REFERENCE_DRIVER
+from reference_tool import REFERENCE_PYTHON
 
 from hbb2obb.cli.formats import main
 from hbb2obb.io.written import MANIFEST_NAME
@@ -16,17 +18,6 @@ from hbb2obb.io.written import MANIFEST_NAME
 from conftest import SHARED
 
 CONVERT = SHARED / "reference" / "convert"
-REFERENCE_PYTHON = Path("/work/refvenv/bin/python")
-# The reference imports torch and psutil at start-up and checks for updates; none is needed to convert.
-REFERENCE_DRIVER = (
-    "import sys, types\n"
-    "for name in ('torch', 'psutil'):\n"
-    "    sys.modules.setdefault(name, types.ModuleType(name))\n"
-    "import hbb2obb.cli as cli\n"
-    "cli.check_for_updates_once = lambda *a, **k: None\n"
-    "sys.argv[0] = 'hbb2obb-convert'\n"
-    "cli.main_hbb2obb_convert()\n"
-)
 COMMANDS = {  # folder of ../shared/reference/convert: the command of its README (OUT: that folder)
     "songdo_obb_gt": "data/songdo-sample/labels_obb_gt --to coco dota labelme -mp data/songdo-sample/classes.yaml "
                      "-i data/songdo-sample/images -nb",
@@ -78,7 +69,7 @@ def _dataset(tmp_path) -> Path:
 
 
 def _reference_verify(root: Path):
-    if not REFERENCE_PYTHON.is_file():
+    if REFERENCE_PYTHON is None:
         return None
     done = subprocess.run([str(REFERENCE_PYTHON), "-c", REFERENCE_DRIVER, str(root), "--verify", "-mp",
                            str(root / "classes.yaml"), "-i", str(SHARED / "data" / "songdo-sample" / "images")],
@@ -205,7 +196,7 @@ def test_verify_reports_box_counts_and_frames_as_the_reference_does(tmp_path):
                              "  labels_gt/coco: missing frames ['P1888']\n"
                              "  labels_gt/coco: unexpected frames ['X']\n"
                              "  labels_gt/P0168#5: coco class 1 != yolo class 0\n")
-    if REFERENCE_PYTHON.is_file():
+    if REFERENCE_PYTHON is not None:
         done = subprocess.run([str(REFERENCE_PYTHON), "-c", REFERENCE_DRIVER, str(root), "--verify", "-mp",
                                str(root / "classes.yaml"), "-i", str(sample / "images")],
                               capture_output=True, text=True, timeout=120, cwd=root)

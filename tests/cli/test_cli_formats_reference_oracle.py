@@ -15,23 +15,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reference_tool import CONVERT_DRIVER as DRIVER
+from reference_tool import REFERENCE_PYTHON
 
 from hbb2obb.cli.formats import main
 
-ROOT = Path(__file__).resolve().parents[2]
-CANDIDATES = [os.environ.get("HBB2OBB_REFERENCE_PYTHON", ""), ROOT / ".bench" / "refvenv" / "bin" / "python",
-              "/work/refvenv/bin/python"]
-REFERENCE_PYTHON = next((Path(p) for p in CANDIDATES if p and Path(p).is_file()), None)
-# The reference imports torch and psutil at start-up and checks for updates; none is needed to convert.
-DRIVER = (
-    "import sys, types\n"
-    "for name in ('torch', 'psutil'):\n"
-    "    sys.modules.setdefault(name, types.ModuleType(name))\n"
-    "import hbb2obb.cli as cli\n"
-    "cli.check_for_updates_once = lambda *a, **k: None\n"
-    "sys.argv[0] = 'hbb2obb-convert'\n"
-    "cli.main_hbb2obb_convert()\n"
-)
 SOURCE = {
     "licenses": [{"id": 1, "name": "CC BY 4.0"}],
     "images": [{"id": 27, "file_name": "img2.jpg", "width": 100, "height": 200},
