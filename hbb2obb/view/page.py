@@ -160,7 +160,7 @@ def _write_bytes(path: Path, content: bytes) -> None:
 
 
 def _frame_size(data: ViewData, index: int, picture: Optional[FramePicture], payload: dict) -> tuple:
-    """Width and height the page draws frame ``index`` at: its image's, else its labels' size, else the boxes' extent."""
+    """The size frame ``index`` is drawn at: its image's, else its labels' size, else the boxes' extent."""
     if picture is not None:
         return picture.width, picture.height
     size = data.frame_sizes[index]
