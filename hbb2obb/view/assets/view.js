@@ -394,6 +394,7 @@
         var missed = sets.some(function (s) { return d.sets[s].m && d.sets[s].m[i] < 0; });
         if (missed && !S.layers.unmatched) continue;
         out.push({ layer: "gt", s: -1, i: i, c: d.gt.c, dash: missed ? [6, 3] : [], width: missed ? 2.5 : 1.5,
+                   named: missed || !sets.length,  // a matched box's name is its prediction's: written once
                    colour: colour === "class" ? HV.classColour(d.gt.k[i]) : missed ? st.unmatchedGt : st.gt });
       }
     }
@@ -508,7 +509,7 @@
     ctx.lineWidth = 3;
     ctx.strokeStyle = "rgba(0,0,0,0.8)";
     list.slice(0, 4000).forEach(function (item) {
-      if (item.layer === "hbb") return;
+      if (item.layer === "hbb" || (item.layer === "gt" && !item.named)) return;
       var k = item.layer === "gt" ? S.frames[S.current].gt.k[item.i] : S.frames[S.current].sets[item.s].k[item.i];
       var e = HV.extent(item.c, item.i), x = e[0] * v.scale + v.tx, y = e[1] * v.scale + v.ty - 2;
       var name = className(k);
