@@ -207,3 +207,8 @@ def optimize() -> None:
 def convert_formats() -> None:
     """``hbb2obb-convert``: annotations between label formats."""
     return _launch("hbb2obb.cli.formats", "main")
+
+
+def view() -> None:
+    """``hbb2obb-view``: a review page of frames, boxes and their errors."""
+    return _launch("hbb2obb.cli.view", "main")

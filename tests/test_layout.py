@@ -26,6 +26,7 @@ STAGES = {
     "plotting",
     "report",
     "synthetic",
+    "view",
     "cli",
 }
 

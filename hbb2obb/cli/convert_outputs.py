@@ -28,12 +28,13 @@ from hbb2obb.errors import UsageError
 
 #: Shown at the end of ``hbb2obb --help`` (``\b`` keeps click from re-wrapping the lines).
 EPILOG = """\b
-The hbb2obb toolkit has five commands:
+The hbb2obb toolkit has six commands:
   hbb2obb           convert HBB prompts to OBBs from the image pixels (this command)
   hbb2obb-eval      score predicted OBBs against ground truth (IoU, angle error, AP)
   hbb2obb-analyze   break that score down by orientation, size, edge and class
   hbb2obb-optimize  sweep a converter's parameters over a grid, or benchmark sweeps
   hbb2obb-convert   convert labels between YOLO, DOTA, Pascal VOC, COCO and LabelMe
+  hbb2obb-view      write a review page of frames, boxes and their errors for a browser
 Run any of them with --help for its own options, e.g. hbb2obb-eval --help."""
 
 #: The drawing switches: (parameter, on flag(s), off flag(s), default, what it draws).
