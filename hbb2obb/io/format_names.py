@@ -61,6 +61,7 @@ class FormatSpec:
 #: The formats beyond the reference tool's five, by name.
 REGISTERED = {spec.name: spec for spec in (
     FormatSpec("rolabelimg", ".xml", "hbb2obb.io.rolabelimg", sized=True),
+    FormatSpec("cvat", ".xml", "hbb2obb.io.cvat", one_file=True, sized=True),
 )}
 
 #: Every format name, in the order a folder holding several is read (the first found wins).
