@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from hbb2obb.io.frame_labels import names_lookup
-from hbb2obb.io.text import MAX_COORDINATE, parse_number
+from hbb2obb.errors import InputError
+from hbb2obb.io.frame_labels import FrameLabels, make_boxes, names_lookup
+from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, parse_number
 
 HEAD_BYTES = 65536  # how much of a file sniffing looks at: the tags that tell formats apart come early
 
@@ -127,3 +128,51 @@ def root_tag(head: bytes) -> Optional[str]:
     """
     match = _START_TAG.search(_SKIPPED.sub(b"", head))
     return match.group(1).decode("ascii", "replace") if match else None
+
+
+class FrameBuilder:
+    """The boxes of one per-frame XML file as its objects are met, with the bad-input rule applied.
+
+    Parameters
+    ----------
+    path : Path
+    strict : bool
+        Raise at the first broken object (ground truth) or skip it and list it (predictions).
+    label_map, discovered : dict, optional
+        As :class:`ClassNames`.
+    """
+
+    def __init__(self, path: Path, strict: bool, label_map: Optional[dict] = None,
+                 discovered: Optional[dict] = None):
+        self.path = path
+        self.sink = ProblemSink(path, strict)
+        self.classes = ClassNames(label_map, discovered)
+        self.rows: list = []
+
+    def add(self, line: int, name: str, corners: Optional[list], reason: Optional[str] = None,
+            difficult: Optional[str] = None, score: Optional[str] = None) -> None:
+        """One object: its class name, its corners (or why it has none), its ``difficult`` and score texts."""
+        flag = (difficult or "0").strip()
+        if reason is None and flag not in ("0", "1"):
+            reason = f"difficult must be 0 or 1, found {flag[:40]!r}"
+        value = None
+        if reason is None and score is not None:
+            values, reason = xml_numbers([score], ["the probability"])
+            value = values[0] if values else None
+        class_id = None
+        if reason is None:
+            class_id, reason = self.classes.class_id(name.strip())
+        if reason is not None:
+            self.sink.report(line, reason)
+            return
+        self.rows.append((corners, class_id, line, flag == "1", value))
+
+    def frame(self, size: Optional[tuple], image_name: Optional[str]) -> FrameLabels:
+        """The frame read, named by the file's stem."""
+        corners, classes, lines, difficult, scores = ([r[i] for r in self.rows] for i in range(5))
+        plain = [line for line, score in zip(lines, scores) if score is None]
+        if plain and len(plain) < len(lines):  # a score dropped without a word would rank the others alone
+            raise InputError(f"{self.path}:{plain[0]}: no probability, while other objects of the file have one "
+                             "(give every object a probability, or none)")
+        return FrameLabels(self.path.stem, make_boxes(corners, classes, lines, difficult, scores), size, self.path,
+                           tuple(self.sink.problems), image_name)
