@@ -61,6 +61,10 @@ class FormatSpec:
 #: The formats beyond the reference tool's five, by name.
 REGISTERED = {spec.name: spec for spec in (
     FormatSpec("rolabelimg", ".xml", "hbb2obb.io.rolabelimg", sized=True),
+    FormatSpec("cvat", ".xml", "hbb2obb.io.cvat", one_file=True, sized=True),
+    FormatSpec("hrsc", ".xml", "hbb2obb.io.hrsc", sized=True, writes=False),
+    FormatSpec("dior", ".xml", "hbb2obb.io.dior", sized=True, writes=False),
+    FormatSpec("fair1m", ".xml", "hbb2obb.io.fair1m", sized=True, writes=False),
 )}
 
 #: Every format name, in the order a folder holding several is read (the first found wins).

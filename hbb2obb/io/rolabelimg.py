@@ -38,13 +38,16 @@ ROTATED = ("cx", "cy", "w", "h", "angle")
 
 
 def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file holds a roLabelImg ``<robndbox>`` (its first 64 KiB are looked at)."""
+    """Whether an ``.xml`` file holds a roLabelImg ``<robndbox>`` (its first 64 KiB are looked at).
+
+    DIOR-R's ``<robndbox>`` of corners (``<x_left_top>``...) is not one.
+    """
     try:
         with open(path, "rb") as handle:
             head = handle.read(65536)
     except OSError:
         return False
-    return b"<annotation" in head and b"<robndbox>" in head
+    return b"<annotation" in head and b"<robndbox>" in head and b"<x_left_top>" not in head
 
 
 def rotated_corners(cx: float, cy: float, w: float, h: float, angle: float) -> list:
