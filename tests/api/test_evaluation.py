@@ -4,7 +4,6 @@ from files or from frames in memory."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
 import sys
 
@@ -13,7 +12,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import rect
 from hbb2obb.api.evaluation import evaluate
 from hbb2obb.api.labels import read_labels
 from hbb2obb.boxes import Boxes
@@ -21,6 +19,8 @@ from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.report.pairs import COLUMNS
 from hbb2obb.scoring.evaluate import EvalSettings
+
+from conftest import rect
 
 
 def run_cli(*args):
