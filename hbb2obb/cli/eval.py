@@ -8,6 +8,7 @@ import click
 from click.core import ParameterSource
 
 from hbb2obb.api.evaluation import Evaluation, detection_warnings, evaluate_run, nothing_scored, plan_run
+from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
 from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import (
     detection_options,
@@ -85,12 +86,13 @@ def write_pair_file(path, evaluation: Evaluation) -> list:
               help="Let -o, --pairs and --plots replace a file of the run's own inputs (refused otherwise).")
 @detection_options
 @overlay_options
+@ci_report_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
          overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
-         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult):
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult, junit, summary):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
@@ -135,6 +137,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         check_pairs_path(pairs_path)
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
+    started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
+                                                  ("--expect golden file", expect), ("label map", map_path)])
     evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
                                  formats=(gt_format, pred_format), detection=detection)
     result = evaluation.result
@@ -172,7 +176,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
     for gate, passed, value in outcomes:
         click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
-    golden_failed = False
+    golden_failed, comparison = False, None
     if golden is not None:
         from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
 
@@ -180,6 +184,10 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
                                        expect_ignore_extra, source=str(expect))
         click.echo(render_comparison(comparison), err=as_json)
         golden_failed = not comparison.passed
+    pictures = [] if plots is None else [plots / name for name in FIGURES]
+    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
+                    label_map=label_map, started=started, outcomes=outcomes, comparison=comparison,
+                    warnings=evaluation.warnings, pictures=pictures)
     if golden_failed or not all(passed for _, passed, _ in outcomes):
         raise SystemExit(1)
 
