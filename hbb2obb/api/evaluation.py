@@ -159,7 +159,7 @@ def _structured(columns: dict[str, np.ndarray]) -> np.ndarray:
 def detection_warnings(evaluation: Evaluation) -> list[RunWarning]:
     """Warnings about the detection settings: detections left out by ``max_dets``, a ``conf``
     that has no effect."""
-    result, out = evaluation.result, []
+    result, out = evaluation.result, list[RunWarning]()
     params, summary = result.detection, result.detection_summary
     if params is None or summary is None:
         return out

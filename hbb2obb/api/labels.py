@@ -110,7 +110,8 @@ def write_labels(frames: Mapping[str, Boxes], dest: PathLike, format: str, *,
     format : str
         One of the formats the toolkit writes (``yolo``, ``dota``, ``voc``, ``coco``, ``labelme``, ...).
     kind : {"obb", "hbb"}, optional
-        Rotated or horizontal boxes; by default ``"obb"`` when any box is rotated.
+        Rotated or horizontal boxes; by default ``"hbb"`` when every box is axis-aligned and the
+        format can carry horizontal boxes, else ``"obb"``.
     label_map : str, Path or dict of int to str, optional
         Class names (DOTA, VOC, COCO and LabelMe write names); ``class_N`` where missing.
     image_sizes : str, Path or (width, height), optional
@@ -130,7 +131,15 @@ def write_labels(frames: Mapping[str, Boxes], dest: PathLike, format: str, *,
         An unknown format, or a kind the format cannot carry.
     """
     from hbb2obb.io.frame_labels import FrameLabels
-    from hbb2obb.io.label_sets import LabelSet, canonical_set, complete_names, plan_outputs, set_kind, write_set
+    from hbb2obb.io.label_sets import (
+        HBB_FORMATS,
+        LabelSet,
+        canonical_set,
+        complete_names,
+        plan_outputs,
+        set_kind,
+        write_set,
+    )
     from hbb2obb.io.written import OutputGuard
 
     dest = Path(dest)
@@ -151,13 +160,15 @@ def write_labels(frames: Mapping[str, Boxes], dest: PathLike, format: str, *,
     label_set = canonical_set(LabelSet(frames.format if isinstance(frames, Frames) else "memory", tuple(labels),
                                        label_map_of(label_map)))
     names = complete_names(label_set.names, label_set)
-    kind = kind or set_kind(label_set)  # type: ignore[assignment]
-    planned = plan_outputs(label_set, dest, [format], kind=kind, normalize=normalize)
+    chosen: str = kind or set_kind(label_set)
+    if kind is None and chosen == "hbb" and format not in HBB_FORMATS:  # axis-aligned boxes are OBBs too
+        chosen = "obb"
+    planned = plan_outputs(label_set, dest, [format], kind=chosen, normalize=normalize)
     guard = OutputGuard()
     if not overwrite:
         guard.refuse_foreign([path for paths in planned.values() for path in paths], flag="overwrite=True")
     try:
-        return write_set(label_set, dest, format, kind=kind, names=names, normalize=normalize, images=sizes,
+        return write_set(label_set, dest, format, kind=chosen, names=names, normalize=normalize, images=sizes,
                          wrote=guard.wrote)
     finally:
         guard.save()  # what was written is the toolkit's, even when a later file failed
