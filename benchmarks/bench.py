@@ -417,6 +417,10 @@ import hbb2obb.scoring.evaluate as core
 import hbb2obb.frames.loading as frames
 import hbb2obb.detection.evaluate as detection
 import hbb2obb.geometry.iou as iou_module
+try:  # the Python API the command scores through (older cores call the stages from the command itself)
+    import hbb2obb.api.evaluation as api
+except ImportError:
+    api = None
 spent = {}
 def wrap(module, name, label):
     original = getattr(module, name, None)
@@ -443,6 +447,8 @@ STAGES = [  # (module, attribute, label); a missing attribute is skipped (older 
     ("cli", "plan_frames", "pairing files"),
     ("cli", "plan_any", "pairing files"),  # what the command calls (plan_frames, or a Task1 submission)
     ("cli", "evaluate_frames", "evaluate"),
+    ("api", "plan_any", "pairing files"),  # the command pairs and scores through hbb2obb.api.evaluation now
+    ("api", "evaluate_frames", "evaluate"),
     ("core", "_match_chunk", "chunk"),
     ("core", "load_frame", "load"),
     ("core", "load_frames", "load"),
@@ -461,6 +467,7 @@ STAGES = [  # (module, attribute, label); a missing attribute is skipped (older 
     ("core", "orientation_errors", "orientation"),
     ("core", "summarize", "statistics"),
     ("cli", "summarize", "statistics"),  # what the command calls now (with the lists' arrays for the JSON)
+    ("api", "summarize", "statistics"),  # through Evaluation.metrics
     ("cli", "metrics_json", "JSON"),
     ("cli", "metrics_json_bytes", "JSON"),  # older cores: bytes to stdout
     ("cli", "metrics_json_pieces", "JSON"),  # what the command calls now (pieces to stdout, not joined)

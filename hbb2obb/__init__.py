@@ -1,8 +1,14 @@
 """hbb2obb toolkit: score oriented bounding boxes converted from horizontal ones.
 
-The public API mirrors the command line: :func:`evaluate_obb` is what ``hbb2obb-eval``
-prints, :class:`Boxes` is the one type every layer passes around, and the geometry helpers
+The public API mirrors the command line (:mod:`hbb2obb.api`): :func:`evaluate` scores as
+``hbb2obb-eval`` does and returns an :class:`Evaluation`, :func:`read_labels` and
+:func:`write_labels` read and write every label format, :func:`analyze`, :func:`convert` and
+:func:`sweep` do what ``hbb2obb-analyze``, ``hbb2obb`` and ``hbb2obb-optimize`` do, with the
+settings objects the commands build (:class:`EvalSettings`, :class:`DetectionParams`,
+:class:`ImageParams`). :class:`Boxes` is the one type every layer passes around;
+:func:`evaluate_obb` keeps the reference tool's signature, and the geometry helpers
 :func:`calculate_obb_iou` and :func:`orientation_error` work on single ``(4, 2)`` corner arrays.
+Type checkers read the names from ``__init__.pyi``.
 """
 
 __version__ = "0.1.0"
@@ -16,7 +22,20 @@ __distribution__ = "hbb2obb-toolkit"
 # hbb2obb/cli/__init__.py has kept BLAS to one thread and outside the launcher's start-up
 # settings, and would make this root import the highest layer (scoring) that imports it back.
 _EXPORTS = {
+    "Analysis": "hbb2obb.api.workflows",
     "Boxes": "hbb2obb.boxes",
+    "DetectionParams": "hbb2obb.detection.evaluate",
+    "EvalSettings": "hbb2obb.scoring.evaluate",
+    "Evaluation": "hbb2obb.api.evaluation",
+    "Frames": "hbb2obb.api.labels",
+    "ImageParams": "hbb2obb.converters.image.params",
+    "RunWarning": "hbb2obb.api.evaluation",
+    "analyze": "hbb2obb.api.workflows",
+    "convert": "hbb2obb.api.workflows",
+    "evaluate": "hbb2obb.api.evaluation",
+    "read_labels": "hbb2obb.api.labels",
+    "sweep": "hbb2obb.api.workflows",
+    "write_labels": "hbb2obb.api.labels",
     "Hbb2ObbError": "hbb2obb.errors",
     "InputError": "hbb2obb.errors",
     "LabelFormatError": "hbb2obb.errors",
@@ -29,7 +48,7 @@ _EXPORTS = {
 __all__ = sorted(["__version__", *_EXPORTS])
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'hbb2obb' has no attribute {name!r}")
     import importlib
@@ -39,5 +58,5 @@ def __getattr__(name: str):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))

@@ -7,9 +7,12 @@ Every layer (label readers, geometry, matching, analysis, converters) takes and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -67,6 +70,11 @@ class Boxes:
     line: Optional[np.ndarray] = None
     difficult: Optional[np.ndarray] = field(default=None)
     crowd: Optional[np.ndarray] = field(default=None)
+
+    if TYPE_CHECKING:  # what the constructor takes, for type checkers: any array-like (stored as arrays)
+        def __init__(self, corners: ArrayLike, class_id: ArrayLike, score: Optional[ArrayLike] = None,
+                     line: Optional[ArrayLike] = None, difficult: Optional[ArrayLike] = None,
+                     crowd: Optional[ArrayLike] = None) -> None: ...
 
     def __post_init__(self) -> None:
         corners = self.corners if _owned(self.corners, np.float64, 3) else np.array(self.corners, dtype=np.float64)

@@ -11,6 +11,9 @@ How examples are marked (docs/docs-examples.md says the same for writers):
 * ``<!-- exit N -->`` on the line before the fence: the block must exit N (a failing gate: 1).
 * ``<!-- no-test: why -->`` on the line before the fence: shown, not run (it installs packages,
   needs a cluster, the reference tool or data the examples do not have).
+* A fenced block opened with ```` ```python ```` is an example too: the python blocks of one page
+  run in order, as one script (a notebook: later blocks use what earlier ones made), in that
+  page's folder, after its shell blocks; ``<!-- no-test: why -->`` before one leaves it out.
 * ```` ```console ```` is a transcript or a command for another folder: never run.
 * ```` ```bash ````, ```` ```shell ```` and the like are refused, so no example escapes by its
   spelling.
@@ -53,8 +56,8 @@ INSIDER = [
 ]
 
 
-def examples(page: Path) -> list[tuple[int, str, int | None]]:
-    """The shell examples of a page: (line of the fence, code, expected exit status or None to skip)."""
+def examples(page: Path, kind: str = "sh") -> list[tuple[int, str, int | None]]:
+    """The examples of a page in language ``kind``: (line of the fence, code, expected exit status or None to skip)."""
     lines = page.read_text(encoding="utf-8").splitlines()
     found, i = [], 0
     while i < len(lines):
@@ -68,13 +71,13 @@ def examples(page: Path) -> list[tuple[int, str, int | None]]:
             j += 1
         if language in REFUSED_LANGUAGES:
             raise AssertionError(f"{page.name}:{start + 1}: ```{language} fence: write ```sh (run) or ```console")
-        if language == "sh":
+        if language in ("sh", "python"):
             before = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
             exit_mark = EXIT_MARK.match(before)
             expected = None if NO_TEST_MARK.match(before) else int(exit_mark.group(1)) if exit_mark else 0
-            found.append((start + 1, "\n".join(lines[start + 1:j]), expected))
+            found.append((start + 1, "\n".join(lines[start + 1:j]), expected, language))
         i = j + 1
-    return found
+    return [(line, code, expected) for line, code, expected, lang in found if lang == kind]
 
 
 @pytest.fixture(scope="session")
@@ -132,8 +135,8 @@ def test_no_words_only_the_team_knows(page):
             assert not pattern.search(line), f"{page.name}:{number}: {what}: {line.strip()}"
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(e[2] is not None for e in examples(p))],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [p for p in PAGES if any(e[2] is not None for e in examples(p))
+                                  or any(e[2] is not None for e in examples(p, "python"))], ids=lambda p: p.name)
 def test_every_example_runs(page, example_data, tmp_path):
     shutil.copytree(example_data, tmp_path / "data")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -147,6 +150,13 @@ def test_every_example_runs(page, example_data, tmp_path):
         if result.returncode != expected:
             failures.append(f"{page.name}:{line}: exit {result.returncode}, expected {expected}\n{code}\n"
                             f"--- stderr (tail)\n{result.stderr[-1500:]}")
+    python = [(line, code) for line, code, expected in examples(page, "python") if expected is not None]
+    if python:  # one script, so a block uses what the blocks before it made; each block's line is named
+        script = "\n".join(f"# {page.name}:{line}\n{code}" for line, code in python)
+        result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=300)
+        if result.returncode != 0:
+            failures.append(f"{page.name}: python blocks failed\n--- stderr (tail)\n{result.stderr[-2500:]}")
     assert not failures, "\n\n".join(failures)
 
 

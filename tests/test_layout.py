@@ -11,8 +11,8 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "hbb2obb"
 # Beside the stages, the two things every stage shares: the Boxes type, and the exceptions that map
-# to exit statuses.
-ROOT_FILES = {"__init__.py", "boxes.py", "errors.py"}
+# to exit statuses; and for type checkers, the PEP 561 marker and the stub of the lazy root's names.
+ROOT_FILES = {"__init__.py", "boxes.py", "errors.py", "py.typed", "__init__.pyi"}
 STAGES = {
     "io",
     "geometry",
@@ -27,6 +27,7 @@ STAGES = {
     "report",
     "synthetic",
     "view",
+    "api",
     "cli",
 }
 

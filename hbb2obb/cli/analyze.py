@@ -22,6 +22,7 @@ from hbb2obb.analysis.detection_errors import compare_detectors, decompose_run, 
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
+from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
 from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
@@ -127,12 +128,13 @@ def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, 
                    "it with every box is background).")
 @spatial_threshold_option
 @overlay_options
+@ci_report_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
          worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
-         tide_fg, tide_bg, overwrite):
+         tide_fg, tide_bg, overwrite, junit, summary):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -157,6 +159,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         if not overwrite:
             targets = OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())
             guard.refuse_foreign([out_dir / name for name in targets])
+    started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
+                                                  ("baseline", baseline_dir), ("label map", map_path),
+                                                  ("HBB prompts", hbb_dir)])
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
@@ -220,3 +225,16 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if guard is not None:
         guard.save()
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
+    emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir)
+
+
+def emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir):
+    """``--junit`` (the run has no gates: a suite of none, with its headline numbers) and ``--summary``."""
+    if junit is None and summary is None:
+        return
+    from hbb2obb.scoring.metric_dict import summarize
+
+    pictures = [] if out_dir is None else [out_dir / name for name in (OUTPUTS[2], ERRORS_FIGURE)] + (
+        [out_dir / name for name in WORST_SHEETS] if worst else [])
+    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=summarize(result),
+                    label_map=label_map, started=started, warnings=warnings, pictures=pictures)

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from hbb2obb.api.evaluation import Evaluation, detection_warnings, evaluate_run, nothing_scored, plan_run
+from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
 from hbb2obb.cli.common import echo_ascii, handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import (
     detection_options,
@@ -18,11 +20,8 @@ from hbb2obb.cli.options import (
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.frames.pairing import plan_any
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
-from hbb2obb.scoring.evaluate import evaluate_frames
-from hbb2obb.scoring.metric_dict import summarize
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
 # they are used: a plain `--json` run needs none of them, and every module costs start-up.
@@ -32,29 +31,37 @@ PROGRAM = "hbb2obb-eval"
 
 def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
                       formats=(None, None), detection=None):
-    """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar over frames.
+    """:func:`scored_with_bar`'s accumulated result (:class:`~hbb2obb.scoring.evaluate.EvaluationResult`)."""
+    return scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection).result
+
+
+def scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
+                    formats=(None, None), detection=None) -> Evaluation:
+    """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar
+    over frames: the Python API's :func:`~hbb2obb.api.evaluation.evaluate_run`.
 
     ``formats`` are ``--gt_format`` and ``--pred_format`` (``None``: detected).
     """
-    plan = plan_any(gt_dir, pred_dir, settings.missing_pred, label_map, gt_format=formats[0],
-                    pred_format=formats[1], sizes=sizes)
+    plan = plan_run(gt_dir, pred_dir, settings, label_map=label_map, sizes=sizes, gt_format=formats[0],
+                    pred_format=formats[1])
     with progress_bar(len(plan.frames), what, no_bar) as bar:
-        return evaluate_frames(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
-                               progress=bar.update, plan=plan, detection=detection, gt_format=formats[0],
-                               pred_format=formats[1])
+        return evaluate_run(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
+                            progress=bar.update, plan=plan, detection=detection, gt_format=formats[0],
+                            pred_format=formats[1])
 
 
 def emit_pairs(path, result, gt_dir, label_map) -> list:
-    """Write the ``--pairs`` file; returns the warnings met on the way (difficult flags)."""
-    from hbb2obb.analysis.cuts import difficult_flags, ground_truth_properties
-    from hbb2obb.report.pairs import pair_columns, write_pairs
-    from hbb2obb.scoring.overlap_metrics import row_overlap
+    """Write the ``--pairs`` file of an accumulated result; returns the warnings met on the way (difficult flags)."""
+    return write_pair_file(path, Evaluation(result, gt_dir))
 
-    flags, warnings = difficult_flags(result.table, gt_dir, label_map)
-    settings = result.settings
-    properties = ground_truth_properties(result.table, flags, settings.edge_tolerance)
-    write_pairs(path, pair_columns(result.table, properties, row_overlap(result.table, settings.spatial_threshold)))
-    return warnings
+
+def write_pair_file(path, evaluation: Evaluation) -> list:
+    """Write the ``--pairs`` file (the API's :meth:`~hbb2obb.api.evaluation.Evaluation.pair_columns`);
+    returns the warnings met on the way (difficult flags)."""
+    from hbb2obb.report.pairs import write_pairs
+
+    write_pairs(path, evaluation.pair_columns())
+    return list(evaluation.pair_warnings)
 
 
 @multi_value_command({"excluded_classes": int}, name=PROGRAM)
@@ -79,12 +86,13 @@ def emit_pairs(path, result, gt_dir, label_map) -> list:
               help="Let -o, --pairs and --plots replace a file of the run's own inputs (refused otherwise).")
 @detection_options
 @overlay_options
+@ci_report_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
          overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
-         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult):
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult, junit, summary):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
@@ -129,17 +137,20 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         check_pairs_path(pairs_path)
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
-                               formats=(gt_format, pred_format), detection=detection)
+    started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
+                                                  ("--expect golden file", expect), ("label map", map_path)])
+    evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
+                                 formats=(gt_format, pred_format), detection=detection)
+    result = evaluation.result
     nothing = nothing_scored(result)
     if nothing is not None:
         warn(PROGRAM, result.warnings)
         raise InputError(nothing)
     warnings = list(result.warnings)
     if pairs_path is not None:
-        warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
+        warnings += write_pair_file(pairs_path, evaluation)
     warn(PROGRAM, warnings)
-    metrics = summarize(result)
+    metrics = evaluation.metrics
     # Gates are checked before anything is printed or written: a key the metric dict lacks (a
     # typo) is a usage error, and must not leave a report behind that reads like a run.
     outcomes = []
@@ -147,15 +158,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.gates.require import gate_outcomes
 
         outcomes = gate_outcomes(gates, metrics)
-    if detection is not None and result.detection_summary.capped:
-        capped = result.detection_summary.capped
-        where = ", ".join(f"{name} ({count})" for name, count in capped[:5]) + (
-            f" and {len(capped) - 5} more frames" if len(capped) > 5 else "")
-        warn(PROGRAM, [("max_dets", f"--max_dets {max_dets} left {sum(c for _, c in capped)} detection(s) out of "
-                        f"the COCO rule (beyond {max_dets} per frame and class) in {where}: raise --max_dets "
-                        "for dense frames")])
-    if conf is not None and detection is not None and not result.detection_summary.scored:
-        warn(PROGRAM, [("confidence", f"--conf {conf:g} has no effect: the predictions carry no confidence")])
+    warn(PROGRAM, detection_warnings(evaluation))
     if as_json:
         echo_ascii(metrics_json_bytes(metrics))
     else:
@@ -173,7 +176,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
     for gate, passed, value in outcomes:
         click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
-    golden_failed = False
+    golden_failed, comparison = False, None
     if golden is not None:
         from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
 
@@ -181,6 +184,10 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
                                        expect_ignore_extra, source=str(expect))
         click.echo(render_comparison(comparison), err=as_json)
         golden_failed = not comparison.passed
+    pictures = [] if plots is None else [plots / name for name in FIGURES]
+    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
+                    label_map=label_map, started=started, outcomes=outcomes, comparison=comparison,
+                    warnings=evaluation.warnings, pictures=pictures)
     if golden_failed or not all(passed for _, passed, _ in outcomes):
         raise SystemExit(1)
 
@@ -201,24 +208,6 @@ def refuse_own_inputs(output, pairs_path, plots, inputs) -> None:
         outputs += [("--plots", plots / name) for name in FIGURES]
     refuse_inputs(outputs, [("ground truth", gt_dir), ("predictions", pred_dir), ("--expect golden file", expect),
                             ("label map", map_path)])
-
-
-def nothing_scored(result):
-    """Why the run scored nothing, or ``None``: no frame, no prediction file, every prediction line skipped.
-
-    Such a run is an input error (exit 2), with or without a gate: its numbers describe no
-    prediction, and a gate on them could pass on nothing.
-    """
-    plan, health = result.plan, result.health
-    if not plan.frames or (plan.pred_source is None and all(
-            spec.pred_file is None and spec.pred_boxes is None for spec in plan.frames)):
-        lacking = len(plan.missing_pred)
-        return (f"no ground-truth frame has a prediction file ({lacking} frame(s) without one): nothing was scored"
-                if lacking else "no frame was scored: nothing to report")
-    if len(result.table.pred) == 0 and health.skipped_pred_lines:
-        return (f"every prediction line was skipped ({health.skipped_pred_lines} line(s); see the warnings): "
-                "nothing was scored")
-    return None
 
 
 def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> None:

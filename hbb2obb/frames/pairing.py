@@ -83,6 +83,9 @@ class FramePlan:
     orphan_images: tuple = ()
     pred_source: Optional[Path] = None
     broken_pred_links: tuple[Path, ...] = ()  # prediction links to nothing: warned, read as missing
+    # Frames given in memory (the Python API) without predictions: the detection metrics read
+    # their ground truth from these specs, where a plan of files lists its folders again.
+    missing_specs: tuple[FrameSpec, ...] = ()
 
 
 def _label_files(folder: Path, role: str, ordered: bool = True) -> tuple[dict[str, str], list[str], bool]:

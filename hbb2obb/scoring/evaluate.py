@@ -42,9 +42,33 @@ class Hbb2ObbWarning(UserWarning):
 
 @dataclass(frozen=True)
 class EvalSettings:
-    """Matching settings of docs/metrics.md §2; validated on construction."""
+    """The matching settings, with the defaults of ``hbb2obb-eval``; validated on construction.
 
-    excluded_classes: tuple = ()
+    The commands build one from their options (``-e``, ``-t``, ``-ca``, ``-exc``, ``-et``,
+    ``--one_to_one``, ``--missing_pred``, ``--spatial_threshold``); a bad value is a
+    :class:`~hbb2obb.errors.UsageError`.
+
+    Attributes
+    ----------
+    excluded_classes : tuple of int
+        Class ids left out on both sides (stored sorted, without repeats).
+    iou_threshold : float
+        A pair matches when its IoU is strictly greater; in ``[0, 1)``.
+    class_agnostic : bool
+        Match boxes whatever their class.
+    exclude_edge_cases : bool
+        Drop ground-truth boxes touching the frame border (needs the frame sizes).
+    edge_tolerance : float
+        Pixels from the border that count as touching it.
+    one_to_one : bool
+        Exclusive matching, highest IoU first (default: non-exclusive, as the reference tool).
+    missing_pred : {"skip", "empty", "error"}
+        A ground-truth frame without predictions: leave it out, score it as empty, or raise.
+    spatial_threshold : float
+        Spatial match: a ground-truth box passes when its best IoU is at least this; in ``(0, 1]``.
+    """
+
+    excluded_classes: tuple[int, ...] = ()
     iou_threshold: float = 0.1
     class_agnostic: bool = False
     exclude_edge_cases: bool = False
@@ -364,7 +388,8 @@ def evaluate_frames(
     pairs = _join_pairs(chunks)
     unpaired = None
     if detection is not None and detection.count_missing and settings.missing_pred == "skip" and plan.missing_pred:
-        unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format)
+        unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format,
+                                    plan.missing_specs)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
                               label_map=label_map or None, unpaired=unpaired)
     result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None,
@@ -373,14 +398,19 @@ def evaluate_frames(
 
 
 def _unpaired_frames(gt_dir, pred_dir, settings: EvalSettings, sizes: ImageSizes, label_map, gt_format,
-                     pred_format) -> MatchTable:
+                     pred_format, specs: tuple = ()) -> MatchTable:
     """The ground truth of the frames without a prediction file, read and filtered as the scored frames are.
 
     The detection metrics count these boxes as misses (:attr:`DetectionParams.count_missing`)
-    where the matching keys skip the frames, as the reference tool does.
+    where the matching keys skip the frames, as the reference tool does. ``specs``: those frames
+    as the plan gave them (frames in memory); by default the folders are paired again.
     """
-    plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format, sizes=sizes)
-    frames = [spec for spec in plan.frames if spec.pred_file is None and spec.pred_boxes is None]
+    if specs:
+        frames = list(specs)
+    else:
+        plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format,
+                        sizes=sizes)
+        frames = [spec for spec in plan.frames if spec.pred_file is None and spec.pred_boxes is None]
     batches = _batches(frames)
     try:
         chunks, _ = _run_chunks(batches, 1, settings, sizes, label_map, False, None)

@@ -84,13 +84,14 @@ def test_profile_hooks_find_the_functions_they_time():
         import bench
     finally:
         sys.path.remove(str(BENCH.parent))
+    import hbb2obb.api.evaluation as api
     import hbb2obb.cli.eval as cli
     import hbb2obb.detection.evaluate as detection
     import hbb2obb.frames.loading as frames
     import hbb2obb.geometry.iou as iou_module
     import hbb2obb.scoring.evaluate as core
 
-    modules = {"cli": cli, "core": core, "frames": frames, "detection": detection, "iou_module": iou_module}
+    modules = {"api": api, "cli": cli, "core": core, "frames": frames, "detection": detection, "iou_module": iou_module}
     found = {label for module, attribute, label in bench.STAGES if getattr(modules[module], attribute, None)}
     for label in ("pairing files", "evaluate", "chunk", "load", "parsing", "pairs and IoU",
                   "candidate pairs within pairs and IoU", "matching", "orientation", "statistics", "JSON"):
