@@ -237,6 +237,24 @@ def compare_detectors(run_a: RunDecomposition, run_b: RunDecomposition, label_ma
             "detections_a": int(a.counted.sum()), "detections_b": int(b.counted.sum())}
 
 
+def with_error_keys(metrics: dict, errors: Optional[dict]) -> dict:
+    """The metric dict with the decomposition's numbers beside its own, for ``--require`` gates.
+
+    ``ap_tide``, ``dap_<type>``, ``dap_fp``, ``dap_fn`` and ``errors_<type>`` join the top level
+    (overall) and each class's ``class_stats`` entry; a class the metric dict lacks gets an entry
+    of its own. Without a decomposition (predictions without scores) the dict is returned as is.
+    """
+    if not errors:
+        return metrics
+    joined = {**metrics, **errors["overall"]}
+    classes = {k: dict(v) for k, v in (metrics.get("class_stats") or {}).items()}
+    for row in errors["classes"]:
+        classes.setdefault(row["class_id"], {}).update(
+            {k: v for k, v in row.items() if k not in ("class", "class_id", "boxes", "detections")})
+    joined["class_stats"] = classes
+    return joined
+
+
 def detection_errors(run: RunDecomposition, label_map: Optional[dict] = None,
                      comparison: Optional[dict] = None) -> dict:
     """The decomposition, per class, AP by cut and the comparison, as plain data (``analysis.yaml``)."""

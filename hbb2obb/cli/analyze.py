@@ -25,7 +25,13 @@ from hbb2obb.analysis.report import render_analysis, render_markdown
 from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
-from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
+from hbb2obb.cli.options import (
+    evaluation_options,
+    passes_settings,
+    require_option,
+    run_options,
+    spatial_threshold_option,
+)
 from hbb2obb.cli.pictures import WORST_SHEETS, emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
 from hbb2obb.detection.errors import TideParams
 from hbb2obb.detection.evaluate import DetectionParams
@@ -126,6 +132,7 @@ def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, 
 @click.option("--tide_bg", type=float, default=0.1, show_default=True,
               help="Scored predictions: background IoU of the error decomposition (a false positive at or below "
                    "it with every box is background).")
+@require_option
 @spatial_threshold_option
 @overlay_options
 @ci_report_options
@@ -134,7 +141,7 @@ def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, 
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
          worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
-         tide_fg, tide_bg, overwrite, junit, summary):
+         tide_fg, tide_bg, overwrite, junit, summary, requirements):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -143,10 +150,16 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     TIDE's error types plus orientation, give the AP by ground-truth cut and, with --baseline,
     the paired AP difference per class.
 
-    Same matching as hbb2obb-eval. Exit status: 0 ok, 2 usage or input error.
+    Same matching as hbb2obb-eval. Exit status: 0 ok, 1 a --require gate failed, 2 usage or input error.
     """
     if worst < 0:
         raise UsageError(f"--worst must not be negative, got {worst}")
+    label_map = load_label_map(map_path)
+    gates = []
+    if requirements:  # parsed before the run: a malformed gate or an unknown class fails at once
+        from hbb2obb.gates.require import parse_gate
+
+        gates = [parse_gate(text, label_map) for text in requirements]
     if baseline_dir is not None and n_boot < MIN_BOOTSTRAP:
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
@@ -165,7 +178,6 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
-    label_map = load_label_map(map_path)
     if pairs_path is not None:
         check_pairs_path(pairs_path)
     tide = TideParams(fg=tide_fg, bg=tide_bg)
@@ -212,6 +224,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
                    boundary_classes=boundary_classes, worst=worst)
     if errors is not None:
         data["detection_errors"] = errors
+    outcomes = []
+    if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
+        from hbb2obb.analysis.detection_errors import with_error_keys
+        from hbb2obb.gates.require import gate_outcomes
+        from hbb2obb.scoring.metric_dict import summarize
+
+        outcomes = gate_outcomes(gates, with_error_keys(summarize(result), errors))
     warn(PROGRAM, warnings)
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
@@ -225,11 +244,17 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if guard is not None:
         guard.save()
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir)
+    emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir,
+                          outcomes)
+    for gate, passed, value in outcomes:
+        click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})")
+    if not all(passed for _, passed, _ in outcomes):
+        raise SystemExit(1)
 
 
-def emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir):
-    """``--junit`` (the run has no gates: a suite of none, with its headline numbers) and ``--summary``."""
+def emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir,
+                          outcomes=()):
+    """``--junit`` (one test case per ``--require`` gate) and ``--summary``."""
     if junit is None and summary is None:
         return
     from hbb2obb.scoring.metric_dict import summarize
@@ -237,4 +262,4 @@ def emit_analysis_reports(junit, summary, result, label_map, started, warnings, 
     pictures = [] if out_dir is None else [out_dir / name for name in (OUTPUTS[2], ERRORS_FIGURE)] + (
         [out_dir / name for name in WORST_SHEETS] if worst else [])
     emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=summarize(result),
-                    label_map=label_map, started=started, warnings=warnings, pictures=pictures)
+                    label_map=label_map, started=started, warnings=warnings, pictures=pictures, outcomes=outcomes)

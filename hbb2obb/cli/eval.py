@@ -14,6 +14,7 @@ from hbb2obb.cli.options import (
     detection_options,
     evaluation_options,
     passes_settings,
+    require_option,
     run_options,
     spatial_threshold_option,
 )
@@ -71,10 +72,7 @@ def write_pair_file(path, evaluation: Evaluation) -> list:
 @run_options
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the metric dict to FILE (.yaml or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metric dict as JSON on stdout instead of the report.")
-@click.option("--require", "requirements", multiple=True, metavar="EXPR",
-              help="CI gate on any numeric key of the metric dict, e.g. 'avg_iou>=0.85', 'iou_at_90>=0.5', "
-                   "or per class 'Car:avg_iou>=0.85' (name from -mp, or id); exit 1 when any fails, "
-                   "2 when a key or class is unknown. Repeatable.")
+@require_option
 @spatial_threshold_option
 @click.option("--expect", type=click.Path(path_type=Path), metavar="GOLDEN",
               help="Golden-file check: compare the metric dict with a stored -o output; exit 1 unless all match.")

@@ -95,6 +95,15 @@ spatial_threshold_option = click.option(
     help="Spatial match: a ground-truth box passes when its best IoU is at least this.")
 
 
+def require_option(function):
+    """``--require EXPR`` (repeatable): a CI gate on a numeric key of the run's numbers."""
+    return click.option(
+        "--require", "requirements", multiple=True, metavar="EXPR",
+        help="CI gate on any numeric key of the metric dict, e.g. 'avg_iou>=0.85', 'iou_at_90>=0.5', "
+             "or per class 'Car:avg_iou>=0.85' (name from -mp, or id); exit 1 when any fails, "
+             "2 when a key or class is unknown. Repeatable.")(function)
+
+
 def passes_settings(function):
     """Call ``function`` with ``settings``, the :class:`EvalSettings` of the options named in
     :data:`SETTINGS_NAMES`, in place of those options.

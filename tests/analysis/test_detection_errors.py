@@ -130,3 +130,31 @@ def test_bad_tide_thresholds_are_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, [str(root / "gt"), str(root / "a"), "-nb", "--tide_bg", "0.6"])
     assert result.exit_code == 2
     assert "--tide_bg" in result.output
+
+
+def test_the_decomposition_is_gateable_overall_and_per_class(tmp_path):
+    """``--require dap_loc<=X`` and ``1:dap_miss<=X`` gate on the numbers analysis.yaml holds; a failed gate is
+    exit 1 and a JUnit failure; a key that needs scores is a usage error on unscored predictions."""
+    from junitparser import JUnitXml
+
+    root = _scored_sets(tmp_path)
+    out = tmp_path / "out"
+    first = CliRunner().invoke(main, [str(root / "gt"), str(root / "a"), "-nb", "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    written = yaml.safe_load((out / "analysis.yaml").read_text())["detection_errors"]
+    loc = written["overall"]["dap_loc"]
+    miss_1 = next(row["dap_miss"] for row in written["classes"] if row["class_id"] == 1)
+    passing = [f"dap_loc<={loc + 1e-9}", f"1:dap_miss<={miss_1 + 1e-9}", "avg_iou>0"]
+    args = [str(root / "gt"), str(root / "a"), "-nb"]
+    ok = CliRunner().invoke(main, args + [a for g in passing for a in ("--require", g)])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.count("pass  ") == 3
+    junit = tmp_path / "gates.xml"
+    failing = CliRunner().invoke(main, args + ["--require", f"dap_loc<{loc}", "--require", "avg_iou>0",
+                                               "--junit", str(junit)])
+    assert failing.exit_code == 1, failing.output
+    assert f"FAIL  dap_loc<{loc}" in failing.output
+    suite = JUnitXml.fromfile(str(junit))
+    assert (suite.tests, suite.failures) == (2, 1)
+    unknown = CliRunner().invoke(main, args + ["--require", "dap_nope<1"])
+    assert unknown.exit_code == 2 and "dap_nope" in unknown.output
