@@ -105,7 +105,8 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("-ti", "--tightness", type=click.Choice(TIGHTNESS), default=DEFAULT_PARAMETERS["tightness"],
               show_default=True,
               help="How the HBBs relate to the objects: tight (the bounding box of each object's rectangle, as in "
-                   "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (read per frame from the HBBs).")
+                   "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (per frame: tight on whole pixels, "
+                   "else read from the pixels).")
 @click.option("--margin", default=str(DEFAULT_PARAMETERS["margin"]), show_default=True, metavar="auto|F",
               help="Room the HBBs leave around their objects, a share of the object's size per side (detector "
                    "boxes: 0.05-0.10): the boxes are shrunk by it before the fit; auto reads it per frame from the "

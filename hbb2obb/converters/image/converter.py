@@ -427,7 +427,8 @@ class ImageConverter(Converter):
         inscribed and touches all four sides; the fit holds the HBB nearly as a constraint and
         searches the angle and the diagonal. ``loose``: hand-drawn HBBs that cut a vehicle's
         rounded corners (``corner_radius``), one opinion beside the mask's. ``auto`` (default)
-        reads it per frame from the HBBs: tight when every side lies on a whole pixel.
+        reads it per frame: tight when every HBB side lies on a whole pixel, else from the pixels
+        (:mod:`~hbb2obb.converters.image.reading`).
     margin : "auto" or float
         The room the HBBs leave around their objects, as a share of the object's size per side
         (a detector's boxes, 0.05-0.10 is typical): the boxes are shrunk by it and fitted as
