@@ -2,6 +2,7 @@
 
     python tools/converter_scores.py [--data ../shared/data] [--samples dota-sample songdo-sample]
                                        [--param tightness=tight ...] [--keep DIR] [--tuned-only]
+                                       [--prompts tight|corner|margin [--margin LOW HIGH]]
 
 For every sample it converts the frames exactly as the command line does (``hbb2obb IMAGES
 --hbb_dir labels_hbb --obb_dir OUT -nb`` runs the same :meth:`ImageConverter.convert`), emits
@@ -11,6 +12,12 @@ tuning and once on the frame held out of all tuning. It prints one table per sam
 boxes, mean IoU of the HBB as is and of the converter per class, angle error p90, fallbacks by
 reason, and the conversion's wall time and process CPU time (the machine may be shared: run
 it under ``taskset -c 0`` for the one-core figure).
+
+``--prompts KIND`` replaces the sample's ``labels_hbb`` with prompts of one kind made from its
+ground truth (:func:`hbb2obb.synthetic.prompts.make_prompts`, seeded by the frame's name):
+``tight`` bounds, ``corner``-cutting boxes, or boxes with a ``margin`` drawn per side from
+``--margin`` (default 0 to 0.10 of the box's size). The HBB as is is then those prompts. Each
+table also says how every frame's HBBs were read (``--tightness auto``).
 """
 
 from __future__ import annotations
@@ -19,13 +26,16 @@ import argparse
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from hbb2obb.converters import get_converter
+from hbb2obb.io import read_yolo_obb
 from hbb2obb.scoring.metric_dict import evaluate_obb
+from hbb2obb.synthetic.prompts import PROMPT_KINDS, make_prompts
 
 #: The frame of each sample that no tuning loop ever saw (decided before tuning started).
 HELD_OUT = {"dota-sample": "P1888", "songdo-sample": "04433"}
@@ -45,11 +55,29 @@ def class_names(sample: Path) -> dict:
     return {int(k): str(v) for k, v in names.items()} if isinstance(names, dict) else dict(enumerate(names))
 
 
-def score_part(sample: Path, stems: list[str], params: dict, work: Path, keep: Path | None) -> dict:
+def write_prompts(truth: Path, target: Path, kind: str, margin: tuple) -> Path:
+    """``target`` holding YOLO-HBB prompts of ``kind`` made from every ground-truth file in ``truth``
+    (absolute pixels, one decimal), each frame's noise seeded by its name."""
+    target.mkdir(parents=True)
+    for path in sorted(truth.glob("*.txt")):
+        boxes = read_yolo_obb(path, strict=True).boxes
+        rng = np.random.default_rng(zlib.crc32(path.stem.encode("utf-8")))
+        xyxy = make_prompts(boxes.corners, kind, rng, margin=margin)
+        lines = [f"{int(c)} {(x1 + x2) / 2:.2f} {(y1 + y2) / 2:.2f} {x2 - x1:.2f} {y2 - y1:.2f}\n"
+                 for c, (x1, y1, x2, y2) in zip(boxes.class_id, xyxy)]
+        (target / path.name).write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+def score_part(sample: Path, stems: list[str], params: dict, work: Path, keep: Path | None,
+               prompts: str | None = None, margin: tuple = (0.0, 0.10)) -> dict:
     """Convert and score the frames ``stems`` of one sample; the numbers of one table."""
     images = link_subset(sample / "images", work / "images", stems)
-    hbbs = link_subset(sample / "labels_hbb", work / "labels_hbb", stems)
     truth = link_subset(sample / "labels_obb_gt", work / "labels_obb_gt", stems)
+    if prompts is None:
+        hbbs = link_subset(sample / "labels_hbb", work / "labels_hbb", stems)
+    else:
+        hbbs = write_prompts(truth, work / "labels_hbb", prompts, margin)
     out = (keep / sample.name / "_".join(stems)) if keep else work / "obb"
     wall, cpu = time.perf_counter(), time.process_time()
     report = get_converter("image").convert(hbbs, out, params, img_source=images)
@@ -78,8 +106,9 @@ def print_table(title: str, part: dict, names: dict) -> list[str]:
           f"| {converted['p90_angle_error']:.1f} |")
     reasons = report.details.get("fallback_reasons", {})
     listed = "; ".join(f"{count} {reason}" for reason, count in sorted(reasons.items())) or "none"
-    readings = sorted(set(report.details.get("tightness_per_file", {}).values()))
-    print(f"fallbacks: {report.fallbacks} ({listed}); HBB tightness: {', '.join(readings)}")
+    readings = report.details.get("tightness_per_file", {})
+    per_frame = ", ".join(f"{Path(name).stem} {reading}" for name, reading in sorted(readings.items()))
+    print(f"fallbacks: {report.fallbacks} ({listed}); HBBs read as: {per_frame}")
     print(f"time: {part['wall']:.2f} s wall, {part['cpu']:.2f} s CPU for {report.boxes} boxes "
           f"({100 * part['cpu'] / max(report.boxes, 1):.2f} s CPU per 100 boxes)")
     return below
@@ -119,6 +148,10 @@ def main(argv=None) -> int:
     parser.add_argument("--param", type=parse_param, action="append", default=[],
                         help="A converter parameter NAME=VALUE (default: the converter's defaults).")
     parser.add_argument("--keep", type=Path, help="Keep the converted OBB files under this folder.")
+    parser.add_argument("--prompts", choices=PROMPT_KINDS,
+                        help="Prompts of this kind made from the ground truth instead of labels_hbb.")
+    parser.add_argument("--margin", type=float, nargs=2, default=(0.0, 0.10), metavar=("LOW", "HIGH"),
+                        help="--prompts margin: the range each side grows by, as a share of the box's size.")
     parser.add_argument("--tuned-only", action="store_true",
                         help="Score only the frames used while tuning; the held-out frame stays unseen "
                              "(what every tuning loop runs).")
@@ -141,7 +174,8 @@ def main(argv=None) -> int:
             if not part_stems:
                 continue
             with tempfile.TemporaryDirectory(prefix="converter_scores_") as work:
-                part = score_part(sample, part_stems, params, Path(work), args.keep)
+                part = score_part(sample, part_stems, params, Path(work), args.keep, args.prompts,
+                                  tuple(args.margin))
             title = f"{name}, {label}: {', '.join(part_stems)}"
             below_anywhere += [f"{name} {label} {c}" for c in print_table(title, part, names)]
             scored.append(part)

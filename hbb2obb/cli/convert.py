@@ -23,7 +23,13 @@ from hbb2obb.cli.convert_outputs import (
     requested_outputs,
     write_conversion_record,
 )
-from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, convert_frame, validate_parameters
+from hbb2obb.converters.image.converter import (
+    DEFAULT_PARAMETERS,
+    TIGHTNESS,
+    convert_frame,
+    margin_value,
+    validate_parameters,
+)
 from hbb2obb.converters.image.outputs import frame_texts, lossy_precision_warning
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.atomic import atomic_path, write_text_atomic
@@ -99,7 +105,12 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("-ti", "--tightness", type=click.Choice(TIGHTNESS), default=DEFAULT_PARAMETERS["tightness"],
               show_default=True,
               help="How the HBBs relate to the objects: tight (the bounding box of each object's rectangle, as in "
-                   "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (read per frame from the HBBs).")
+                   "DOTA-HBB), loose (hand-drawn, cutting rounded corners), auto (per frame: tight on whole pixels, "
+                   "else read from the pixels).")
+@click.option("--margin", default=str(DEFAULT_PARAMETERS["margin"]), show_default=True, metavar="auto|F",
+              help="Room the HBBs leave around their objects, a share of the object's size per side (detector "
+                   "boxes: 0.05-0.10): the boxes are shrunk by it before the fit; auto reads it per frame from the "
+                   "pixels (with --tightness auto); 0 turns it off.")
 # A plain string, not click.Path: the bare flag's empty value must stay empty (a Path of "" is ".").
 @click.option("-cd", "--confidence_dir", type=str, is_flag=False, flag_value="", default=None,
               metavar="DIR", help="Also write a per-box confidence in [0, 1] (0 for a fallback), one per line, "
@@ -120,7 +131,7 @@ def default_dir(source: Path, name: str) -> Path:
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, tightness,
-         confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar, **options):
+         margin, confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar, **options):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
@@ -137,11 +148,12 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         "scale_factor": (list(scale_factors) if len(scale_factors) == 2 else scale_factors[0]) if scale_factors
         else DEFAULT_PARAMETERS["scale_factor"],
         "opening_kernel_percentage": opening_kernel_percentage, "imgsz": imgsz, "corner_radius": corner_radius,
-        "tightness": tightness,
+        "tightness": tightness, "margin": margin_value(margin),
     }
     if params_from is not None:
         context = click.get_current_context()
-        given = {name for name in ("scale_factors", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness")
+        given = {name for name in ("scale_factors", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness",
+                                   "margin")
                  if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
         given = {"scale_factor" if name == "scale_factors" else name for name in given}
         params.update({k: v for k, v in best_parameters(params_from).items() if k not in given})
@@ -191,7 +203,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     for folder in folders + ([polygon_dir] if polygon_dir else []):
         folder.mkdir(parents=True, exist_ok=True)
     converted = boxes = fallbacks = 0
-    reasons, readings = {}, {}
+    reasons, readings, frame_readings = {}, {}, []
     unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
     precision_checked = not outputs.settings.normalize
     show_confidence = save_img and outputs.confidences_shown
@@ -252,7 +264,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                     with atomic_path(viz_dir / f"{image_path.stem}.jpg") as temporary:
                         picture.save(temporary, format="JPEG", quality=90)
                     guard.wrote(viz_dir / f"{image_path.stem}.jpg")
-                readings[result.conversion.tightness] = readings.get(result.conversion.tightness, 0) + 1
+                readings[result.conversion.reading] = readings.get(result.conversion.reading, 0) + 1
+                frame_readings.append(f"{image_path.name} {result.conversion.reading}")
                 converted += 1
                 boxes += len(fallback)
                 fallbacks += int(fallback.sum())
@@ -278,6 +291,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo(
             "HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items()))
         )
+        click.echo("  per frame: " + ", ".join(frame_readings))
     skipped = [(len(unprompted), "image(s) without an HBB file"), (len(orphans), "HBB file(s) without an image"),
                (len(unreadable), "unreadable frame(s)")]
     if broken_lines:  # named only when there are some, so the line reads as before otherwise

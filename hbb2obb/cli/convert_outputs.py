@@ -169,7 +169,7 @@ def reproducing_command(img_source: Path, hbb_dir: Path, obb_dir: Path, params: 
                "--scale_factors", *[str(s) for s in scale],
                "--opening_kernel_percentage", str(params["opening_kernel_percentage"]),
                "--imgsz", str(params["imgsz"]), "--corner_radius", str(params["corner_radius"]),
-               "--tightness", str(params["tightness"])]
+               "--tightness", str(params["tightness"]), "--margin", str(params["margin"])]
     settings = outputs.settings
     if settings.confidence_source != "conversion":
         command += ["--confidence_source", settings.confidence_source]
@@ -228,6 +228,7 @@ def write_conversion_record(path: Path, command: str, img_source: Path, hbb_dir:
         f"Window size (imgsz)      : {params['imgsz']}",
         f"Corner radius            : {params['corner_radius']}",
         f"Tightness                : {params['tightness']}" + (f" (read as {readings})" if readings else ""),
+        f"Margin                   : {params['margin']}",
         f"Confidence source        : {settings.confidence_source}",
         f"Confidence written       : {_placement(settings.save_confidence, confidence_dir)}",
         f"Polygons written         : {polygons}",

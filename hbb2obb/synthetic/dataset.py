@@ -23,6 +23,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.synthetic.lots import place_lots
+from hbb2obb.synthetic.prompts import PROMPT_KINDS, make_prompts
 from hbb2obb.synthetic.roads import make_roads, propose_vehicle
 from hbb2obb.synthetic.scene import CORNER_RADIUS, SyntheticFrame, overlaps, rectangle
 
@@ -40,6 +41,8 @@ _GAP_4K = 4.0  # least clearance between two vehicles
 _TRIES = 60
 #: Where the vehicles are: on roads (drone footage) or parked in lots (satellite-like).
 LAYOUTS = ("roads", "lots")
+#: How the frames look: daylight colour, a thermal camera (one channel, warm bodies), night.
+LOOKS = ("day", "thermal", "night")
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,8 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
                    boxes_per_frame: tuple[int, int] = (20, 40), classes: Optional[Mapping[int, float]] = None,
                    aligned_fraction: float = 0.18, pred_decimals: int = 0,
                    errors: Optional[ErrorRates] = None, tight: bool = False,
-                   layout: str = "roads") -> SyntheticFrame:
+                   layout: str = "roads", prompts: Optional[str] = None,
+                   margin: tuple = (0.02, 0.10)) -> SyntheticFrame:
     """Simulate one frame in memory: vehicles on roads, their HBB prompts and a converter's output.
 
     Parameters
@@ -205,7 +209,7 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
         Frame name (file stem).
     seed, index : int
         Dataset seed and frame index; the frame's random streams derive from both only.
-    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors, tight, layout
+    width, height, boxes_per_frame, aligned_fraction, pred_decimals, errors, tight, layout, prompts, margin
         As for :func:`generate_dataset` (``boxes_per_frame`` a range; a crowded frame holds fewer).
     classes : mapping of int to float, optional
         Class id to relative frequency; defaults to :data:`CLASS_WEIGHTS`.
@@ -269,6 +273,11 @@ def simulate_frame(name: str, seed: int, index: int, *, width: int = 1920, heigh
         pred_rng, truth, hbb, truth["heading"] % 90.0 == 0.0, ids, weights, errors, width, height, scale)
     pred_corners = np.round(np.array([q for q, _ in lines]).reshape(-1, 4, 2), pred_decimals) + 0.0
     pred = Boxes(corners=pred_corners, class_id=np.array([c for _, c in lines], dtype=np.int64))
+    if prompts is not None:  # a stream of its own: the vehicles, images and predictions stay the same
+        prompt_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 3)))
+        xyxy = make_prompts(corners, prompts, prompt_rng, margin=margin, noise_px=max(0.5, 1.2 * scale * 2),
+                            size=(width, height))
+        hbb = np.round(np.concatenate([(xyxy[:, :2] + xyxy[:, 2:]) / 2, xyxy[:, 2:] - xyxy[:, :2]], 1), 2) + 0.0
     return SyntheticFrame(name, width, height, roads, gt, truth["centre"], truth["length"], truth["breadth"],
                           truth["heading"], hbb, pred, dropped, turned, widened, extras, lots)
 
@@ -326,7 +335,8 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
                      classes: Union[None, Sequence[int], Mapping[int, float]] = None, image_format: str = "jpg",
                      pred_decimals: int = 0, aligned_fraction: float = 0.18,
                      errors: Optional[ErrorRates] = None, tight: bool = False,
-                     layout: str = "roads") -> DatasetInfo:
+                     layout: str = "roads", prompts: Optional[str] = None, margin: tuple = (0.02, 0.10),
+                     look: str = "day") -> DatasetInfo:
     """Write a synthetic dataset with known converter errors to ``out_dir``.
 
     Parameters
@@ -368,6 +378,15 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
         ``lots``: parking lots seen from a satellite, vehicles parked side by side in rows at one
         ground sampling per frame, whatever the width (cars 8-20 px broad, buses and trucks
         1.4 times that; :mod:`hbb2obb.synthetic.lots`).
+    prompts : {None, "tight", "corner", "margin"}
+        Write HBB prompts of this kind instead (:func:`hbb2obb.synthetic.prompts.make_prompts`):
+        the tight bounds, corner-cutting boxes around the rounded bodies, or boxes with a margin
+        drawn per side from ``margin`` (shares of the box's size); ``None``: the detector-like
+        boxes (or ``tight``'s). The vehicles, images and predictions are the same whatever the kind.
+    look : {"day", "thermal", "night"}
+        Render daylight colour, a thermal camera's single channel (warm bodies, some parked
+        vehicles barely warmer than the ground) or a night frame (dark, low contrast, noisy)
+        (:mod:`hbb2obb.synthetic.looks`).
 
     Returns
     -------
@@ -387,6 +406,10 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
     if n_frames < 1 or lo < 0 or hi < lo or width < 64 or height < 64 or seed < 0:
         raise UsageError(f"bad arguments: n_frames={n_frames}, boxes_per_frame={boxes_per_frame}, "
                          f"size={width}x{height}, seed={seed}")
+    if prompts is not None and prompts not in PROMPT_KINDS:
+        raise UsageError(f"prompts must be one of {', '.join(PROMPT_KINDS)}, got {prompts!r}")
+    if look not in LOOKS:
+        raise UsageError(f"look must be one of {', '.join(LOOKS)}, got {look!r}")
     if image_format not in ("jpg", "png") or pred_decimals not in (0, 1):
         raise UsageError(f"image_format must be jpg or png and pred_decimals 0 or 1, got "
                          f"{image_format!r}, {pred_decimals!r}")
@@ -406,7 +429,8 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
     for index, name in enumerate(names):
         frame = simulate_frame(name, seed, index, width=width, height=height, boxes_per_frame=(lo, hi),
                                classes=weights, aligned_fraction=aligned_fraction,
-                               pred_decimals=pred_decimals, errors=errors, tight=tight, layout=layout)
+                               pred_decimals=pred_decimals, errors=errors, tight=tight, layout=layout,
+                               prompts=prompts, margin=margin)
         frames.append(frame)
         _write_lines(gt_dir / f"{name}.txt", _obb_lines(frame.gt, 0))
         _write_lines(hbb_dir / f"{name}.txt", [f"{c} " + " ".join(f"{v:.1f}" for v in row)
@@ -417,7 +441,12 @@ def generate_dataset(out_dir: Union[str, Path], *, n_frames: int = 8,
             from hbb2obb.synthetic.render import render_frame
 
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 2)))
-            image = render_frame(frame, rng, rims=rims)
+            if look == "day":
+                image = render_frame(frame, rng, rims=rims)
+            else:
+                from hbb2obb.synthetic.looks import render_look
+
+                image = render_look(frame, rng, look)
             options = {"quality": 90} if image_format == "jpg" else {"compress_level": 1}
             image.save(images_dir / f"{name}.{image_format}", **options)
     _write_lines(root / "classes.yaml", [f"{i}: {n}" for i, n in CLASS_NAMES.items()])
@@ -448,6 +477,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--pred-decimals", type=int, choices=(0, 1), default=0)
     parser.add_argument("--tight", action="store_true",
                         help="tight HBBs: the bounds of each GT OBB on whole pixels, as DOTA-HBB has them")
+    parser.add_argument("--prompts", choices=PROMPT_KINDS, default=None,
+                        help="HBB prompts of one kind instead of the detector-like ones: tight (bounds of each OBB), "
+                             "corner (hand-drawn, cutting rounded corners), margin (room on every side, see --margin)")
+    parser.add_argument("--margin", type=float, nargs=2, default=(0.02, 0.10), metavar=("LOW", "HIGH"),
+                        help="--prompts margin: each side grows by a share of the box's size drawn from this range "
+                             "(default 0.02 0.10)")
+    parser.add_argument("--look", choices=LOOKS, default="day",
+                        help="day (colour, default), thermal (one channel, warm bodies) or night (dark, low contrast)")
     parser.add_argument("--layout", choices=LAYOUTS, default="roads",
                         help="roads (drone footage of streets, default) or lots (satellite-like parking lots: "
                              "small vehicles in rows)")
@@ -456,7 +493,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         info = generate_dataset(args.out_dir, n_frames=args.frames, boxes_per_frame=tuple(args.boxes),
                                 width=args.width, height=args.height, seed=args.seed, images=args.images,
                                 image_format=args.image_format, pred_decimals=args.pred_decimals, tight=args.tight,
-                                layout=args.layout)
+                                layout=args.layout, prompts=args.prompts, margin=tuple(args.margin),
+                                look=args.look)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

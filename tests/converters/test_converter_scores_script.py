@@ -25,7 +25,8 @@ def test_the_scores_table_of_a_synthetic_sample(tmp_path):
     total = [r for r in rows if r[0] == "all"]
     assert total and int(total[0][1]) == dataset.boxes
     assert float(total[0][3]) > float(total[0][2])  # the converter beats the HBB as is on synthetic cars
-    assert "HBB tightness: loose" in out and re.search(r"\d+\.\d\d s CPU per 100 boxes", out)
+    assert "HBBs read as: frame_0000 loose, frame_0001 loose" in out
+    assert re.search(r"\d+\.\d\d s CPU per 100 boxes", out)
     missing = subprocess.run([sys.executable, str(SCRIPT), "--data", str(tmp_path), "--samples", "none"],
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no sample there" in missing.stderr
@@ -44,7 +45,7 @@ def test_tuned_only_leaves_the_held_out_frame_unconverted(tmp_path):
     tuned = subprocess.run(command + ["--tuned-only"], capture_output=True, text=True, timeout=240)
     assert tuned.returncode == 0, tuned.stderr
     assert "dota-sample, tuned on: frame_0000" in tuned.stdout and "P1888" not in tuned.stdout
-    assert "HBB tightness: tight" in tuned.stdout  # whole-pixel prompts are read as tight
+    assert "HBBs read as: frame_0000 tight" in tuned.stdout  # whole-pixel prompts are read as tight
     assert sorted(p.name for p in keep.rglob("*.txt")) == ["frame_0000.txt"]  # P1888 never converted
     both = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert both.returncode == 0 and "dota-sample, held out: P1888" in both.stdout

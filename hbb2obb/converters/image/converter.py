@@ -83,6 +83,7 @@ from hbb2obb.converters.image.box import (
     segment_box,
 )
 from hbb2obb.converters.image.params import DEFAULT_PARAMETERS, TIGHTNESS, ImageParams
+from hbb2obb.converters.image.reading import read_prompts, shrink_boxes
 from hbb2obb.converters.image.scene import (
     breadth_agreements,
     classes_less_supported,
@@ -116,6 +117,9 @@ class ImageConversion:
         ``"tight"`` or ``"loose"``: the model the rectangles were fitted with.
     boxes : list of BoxResult
         Per box window, mask and hull (only with ``keep_masks=True``; else empty).
+    margin : float
+        The margin the HBBs were shrunk by before the fit (a share of the object's size per side;
+        0.0: none); a fallback is then the shrunk box.
     """
 
     corners: np.ndarray
@@ -124,6 +128,21 @@ class ImageConversion:
     confidence: np.ndarray = field(default_factory=lambda: np.zeros(0))
     reasons: list = field(default_factory=list)
     tightness: str = "loose"
+    margin: float = 0.0
+
+    @property
+    def reading(self) -> str:
+        """How the frame's HBBs were read, as the summary prints it: ``"tight"``, ``"loose"`` or,
+        for prompts with a margin, e.g. ``"tight with a 6% margin"``.
+
+        Examples
+        --------
+        >>> ImageConversion(np.zeros((0, 4, 2)), np.zeros(0, bool), tightness="tight", margin=0.06).reading
+        'tight with a 6% margin'
+        """
+        if self.margin > 0:
+            return f"{self.tightness} with a {100 * self.margin:.0f}% margin"
+        return self.tightness
 
 
 def convert_box(image, xyxy, params: ImageParams, *, keep_masks: bool = False) -> BoxResult:
@@ -152,7 +171,10 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         HBBs as ``x1 y1 x2 y2`` in image pixels.
     params : ImageParams
         The converter's parameters (see :class:`ImageConverter`), switches and tuned numbers;
-        ``"auto"`` tightness is read from this frame's boxes. Its switches: ``scene`` lets
+        ``"auto"`` tightness is read from this frame's boxes (tight when every side lies on a
+        whole pixel) or else from its pixels, with an ``"auto"`` margin
+        (:func:`~hbb2obb.converters.image.reading.read_prompts`): HBBs with a margin, read or
+        given, are shrunk by it and fitted as tight (or as a given ``tightness`` says). Its switches: ``scene`` lets
         neighbours' orientations decide where a box's own pixels leave the diagonal open, and
         (loose frames, ``pool_breadths``) refits each box at its breadth pooled with its class's
         (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); ``check`` turns on the
@@ -186,8 +208,17 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
     if image.mode != "RGB":  # converting an RGB image would copy the whole frame
         image = image.convert("RGB")
     xyxy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
+    margin = 0.0 if params.margin == "auto" else float(params.margin)
     if params.tightness == "auto":
-        params = replace(params, tightness=estimate_tightness(xyxy, params))
+        tightness = "tight" if margin > 0 else estimate_tightness(xyxy, params)
+        if tightness == "loose":  # not boxed from polygons on whole pixels: the pixels decide
+            reading = read_prompts(image, xyxy, params)
+            tightness = reading.tightness
+            if params.margin == "auto":
+                margin = reading.margin
+        params = replace(params, tightness=tightness)
+    if margin > 0:  # what the boxes hold: the objects' bounds, as tight HBBs give them
+        xyxy = shrink_boxes(xyxy, margin)
     tight = params.tight
     classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
     segmentations = [segment_box(image, box, params) for box in xyxy]
@@ -235,7 +266,7 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         reasons.append(result.reason)
         if keep_masks:
             kept.append(result)
-    return ImageConversion(corners, fallback, kept, confidence, reasons, params.tightness)
+    return ImageConversion(corners, fallback, kept, confidence, reasons, params.tightness, margin)
 
 
 def _rescue_by_rows(xyxy, segmentations, results, params: ImageParams) -> list:
@@ -272,7 +303,28 @@ def validate_parameters(params: dict) -> dict:
         raise UsageError(f"corner_radius must be a number in [0, 0.5], got {radius!r}")
     if params["tightness"] not in TIGHTNESS:
         raise UsageError(f"tightness must be one of {', '.join(TIGHTNESS)}, got {params['tightness']!r}")
+    margin = params["margin"]
+    if margin != "auto" and (isinstance(margin, bool) or not isinstance(margin, (int, float))
+                             or not 0 <= margin < 0.5):
+        raise UsageError(f"margin must be 'auto' or a share of the object's size in [0, 0.5), got {margin!r}")
     return {**params, "imgsz": int(imgsz)}
+
+
+def margin_value(text) -> object:
+    """The ``margin`` parameter from its command-line text: ``"auto"`` or a number (validated
+    by :func:`validate_parameters`); anything else is a usage error naming it.
+
+    Examples
+    --------
+    >>> margin_value("auto"), margin_value("0.05")
+    ('auto', 0.05)
+    """
+    if text == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"--margin takes 'auto' or a share of the object's size such as 0.05, got {text!r}") from None
 
 
 def image_params(params: dict) -> ImageParams:
@@ -289,7 +341,8 @@ def image_params(params: dict) -> ImageParams:
     return ImageParams(scale_factor=scale_factor,
                        opening_kernel_percentage=float(full["opening_kernel_percentage"]),
                        imgsz=int(full["imgsz"]), corner_radius=float(full["corner_radius"]),
-                       tightness=full["tightness"])
+                       tightness=full["tightness"],
+                       margin=full["margin"] if full["margin"] == "auto" else float(full["margin"]))
 
 
 def read_frame(path: Path):
@@ -374,7 +427,14 @@ class ImageConverter(Converter):
         inscribed and touches all four sides; the fit holds the HBB nearly as a constraint and
         searches the angle and the diagonal. ``loose``: hand-drawn HBBs that cut a vehicle's
         rounded corners (``corner_radius``), one opinion beside the mask's. ``auto`` (default)
-        reads it per frame from the HBBs: tight when every side lies on a whole pixel.
+        reads it per frame: tight when every HBB side lies on a whole pixel, else from the pixels
+        (:mod:`~hbb2obb.converters.image.reading`).
+    margin : "auto" or float
+        The room the HBBs leave around their objects, as a share of the object's size per side
+        (a detector's boxes, 0.05-0.10 is typical): the boxes are shrunk by it and fitted as
+        tight (or as ``tightness`` says, when given). ``auto`` (default) reads it per frame from
+        the pixels when ``tightness`` is ``auto`` and the HBBs are not on whole pixels
+        (:mod:`~hbb2obb.converters.image.reading`); 0 turns it off.
 
     Examples
     --------
@@ -442,7 +502,7 @@ class ImageConverter(Converter):
             for reason in result.reasons:
                 if reason:
                     reasons[reason] = reasons.get(reason, 0) + 1
-            tightness[path.name] = result.tightness
+            tightness[path.name] = result.reading
             if progress:
                 progress(1)
         return ConversionReport(files=files, boxes=boxes, fallbacks=fallbacks, seconds=time.perf_counter() - start,

@@ -27,14 +27,14 @@ from hbb2obb.errors import UsageError
 #: :class:`~hbb2obb.converters.image.converter.ImageConverter`).
 TIGHTNESS = ("auto", "tight", "loose")
 #: The parameters the converter registry and the command line know, in their order.
-PUBLIC_PARAMETERS = ("scale_factor", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness")
+PUBLIC_PARAMETERS = ("scale_factor", "opening_kernel_percentage", "imgsz", "corner_radius", "tightness", "margin")
 
 
 @dataclass(frozen=True)
 class ImageParams:
     """The ``image`` converter's parameters, switches and tuned numbers (see the module docstring).
 
-    The first five are the public parameters, documented on
+    The first six are the public parameters, documented on
     :class:`~hbb2obb.converters.image.converter.ImageConverter`; the rest are documented where
     they are declared. Below :func:`~hbb2obb.converters.image.converter.convert_boxes`, which
     reads ``"auto"`` tightness from the frame's HBBs, ``tightness`` is ``"tight"`` or ``"loose"``.
@@ -46,6 +46,7 @@ class ImageParams:
     imgsz: int = 96
     corner_radius: float = 0.4
     tightness: str = "auto"
+    margin: Union[str, float] = "auto"
 
     # -- switches of the frame-level steps (on: the converter; off only to measure a step)
     #: Let neighbours' orientations decide where a box's own pixels leave the diagonal open,
@@ -64,6 +65,40 @@ class ImageParams:
     #: In a loose frame, move each fitted side out to the dark band just beyond it
     #: (:func:`~hbb2obb.converters.image.sides.extended_to_bands`).
     extend_to_bands: bool = True
+
+    # -- reading the prompts from the pixels (:mod:`~hbb2obb.converters.image.reading`). The
+    # edges (shares of the box, negative inside) of the generated roads (day, thermal, night; 4
+    # frames each) and of prompts made from the samples' ground truth: tight prompts, diagonal
+    # boxes minus boxes along the axes -0.13 to -0.03 (one frame -0.01); corner-cutting ones
+    # -0.03 to +0.08; margins of 0-10% or 2-15% of the object, all boxes -0.17 to -0.07 and those
+    # along the axes -0.14 to -0.04, where tight prompts' were -0.03 at the least.
+    #: A frame has a margin when the edge of all its boxes lies inside this share of the box ...
+    margin_edge: float = 0.05
+    #: ... and that of its boxes along the axes (when it has enough) inside this one.
+    margin_axis_edge: float = 0.035
+    #: The outlines of tight prompts end this share of the box inside the sides (blur, rounding):
+    #: taken from the measured room before it is turned into the margin.
+    margin_bias: float = 0.02
+    #: Largest margin read from a frame, as a share of the object's size per side.
+    margin_max: float = 0.3
+    #: Without a margin, a frame is tight when the edge of its diagonal boxes lies this much
+    #: further inside than that of its boxes along the axes, or, with too few of those, inside this.
+    tight_gap: float = 0.06
+    tight_edge: float = 0.06
+    #: Diagonal boxes: angles within this many degrees of 45; along the axes: beyond this many.
+    diagonal_within: float = 22.0
+    axis_beyond: float = 35.0
+    #: Fewest boxes for a reading (and in each group compared); most boxes measured per frame.
+    reading_min_boxes: int = 3
+    reading_boxes: int = 200
+    #: Least ratio of the profiles' level inside to their level outside for a reading (a frame
+    #: whose objects do not stand out from the ground says nothing about its prompts).
+    reading_contrast: float = 1.2
+    #: Gaussian smoothing (image pixels) of each window before its gradient is taken.
+    reading_smoothing: float = 0.7
+    #: The edge is where the median profile falls this share of the way from its level outside
+    #: to its highest level inside.
+    edge_level: float = 0.5
 
     # -- the working window (:func:`~hbb2obb.converters.image.fit.crop_window`)
     #: Working pixels per image pixel at most, unless the window's long side would then be

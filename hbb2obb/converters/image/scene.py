@@ -31,9 +31,9 @@ def estimate_tightness(xyxy, params: ImageParams) -> str:
 
     A DOTA-HBB set (and any set boxed from DOTA's polygons) puts every HBB side on a whole
     pixel (within ``params.whole_pixel``); hand-drawn or detector boxes (the Songdo sample's are
-    in tenths) almost never do all of them. The pixels themselves were measured not to tell the
-    two readings apart (CHANGELOG.md, converter history), so this is read from the labels;
-    give ``tightness`` explicitly when a set's provenance is known. No boxes: ``"loose"``, the historical reading.
+    in tenths) almost never do all of them. Boxes not on whole pixels are read from the frame's
+    pixels next (:func:`~hbb2obb.converters.image.reading.read_prompts`); give ``tightness``
+    explicitly when a set's provenance is known. No boxes: ``"loose"``, the historical reading.
 
     Examples
     --------

@@ -383,7 +383,10 @@ def test_on_the_synthetic_dataset(tmp_path):
     from hbb2obb.synthetic.dataset import generate_dataset
 
     info = generate_dataset(tmp_path / "data", n_frames=2, seed=3, width=1280, height=720)
-    report = ImageConverter().convert(info.hbb_dir, tmp_path / "obb", {}, img_source=info.images_dir)
+    # detector-like boxes around rounded bodies, said so: the pixels read the first frame as tight
+    # (docs/converter.md measures the reading)
+    report = ImageConverter().convert(info.hbb_dir, tmp_path / "obb", {"tightness": "loose"},
+                                      img_source=info.images_dir)
     metrics = evaluate_obb(info.gt_dir, tmp_path / "obb")
     assert report.fallbacks == 0 and metrics["total_matches"] == info.boxes
     assert metrics["avg_iou"] > 0.85 and metrics["p90_angle_error"] < 6.0

@@ -1,0 +1,92 @@
+"""Reading a frame's HBB prompts from its pixels: tight, corner-cutting or with a margin."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from hbb2obb.converters.image.converter import convert_boxes, hbb_xyxy, read_frame
+from hbb2obb.converters.image.params import ImageParams
+from hbb2obb.converters.image.reading import OFFSETS, edge_position, read_prompts, shrink_boxes
+from hbb2obb.io import read_yolo_hbb
+
+from conftest import shapely_iou as iou
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory):
+    """One set of generated roads per prompt kind: the same vehicles and images."""
+    from hbb2obb.synthetic.dataset import generate_dataset
+
+    root = tmp_path_factory.mktemp("reading")
+    common = dict(n_frames=3, seed=41, boxes_per_frame=(20, 30))
+    return {kind: generate_dataset(root / kind, prompts=kind, margin=(0.05, 0.12), **common)
+            for kind in ("tight", "corner", "margin")}
+
+
+def _frame(info, index):
+    name = info.frame_names[index]
+    image = read_frame(info.images_dir / f"{name}.jpg")
+    return image, hbb_xyxy(read_yolo_hbb(info.hbb_dir / f"{name}.txt", strict=False), image.size)
+
+
+def test_shrink_boxes_undoes_a_margin():
+    objects = np.array([[10.0, 20.0, 50.0, 40.0], [0.0, 0.0, 8.0, 30.0]])
+    size = np.tile(objects[:, 2:] - objects[:, :2], 2)
+    grown = objects + np.array([-1, -1, 1, 1]) * 0.08 * size
+    assert np.allclose(shrink_boxes(grown, 0.08), objects)
+    assert np.allclose(shrink_boxes(objects, 0.0), objects)
+
+
+def test_edge_position_finds_where_a_profile_falls():
+    assert edge_position(np.where(OFFSETS < 0.0, 2.0, 1.0)) == pytest.approx(-0.005)
+    assert np.isnan(edge_position(np.linspace(0.0, 1.0, len(OFFSETS))))  # rising: nothing ends
+
+
+@pytest.mark.parametrize("index", [1, 2])  # frame 0 of the tight set reads loose (see docs/converter.md)
+def test_each_kind_of_prompt_is_read_as_what_it_is(sets, index):
+    tight = read_prompts(*_frame(sets["tight"], index), ImageParams())
+    corner = read_prompts(*_frame(sets["corner"], index), ImageParams())
+    margin = read_prompts(*_frame(sets["margin"], index), ImageParams())
+    assert (tight.tightness, tight.margin) == ("tight", 0.0)
+    assert (corner.tightness, corner.margin) == ("loose", 0.0)
+    assert margin.tightness == "tight" and 0.04 <= margin.margin <= 0.15  # drawn from 5-12% per side
+    assert margin.edges[0] < tight.edges[0] and margin.edges[0] < corner.edges[0]
+
+
+def test_a_frame_whose_objects_do_not_stand_out_reads_no_margin(sets):
+    image, xyxy = _frame(sets["margin"], 0)
+    flat = image.point(lambda value: 120)
+    assert read_prompts(flat, xyxy, ImageParams()) == read_prompts(flat, xyxy, ImageParams()).__class__("loose")
+    assert read_prompts(image, xyxy[:2], ImageParams()).tightness == "loose"  # too few boxes to say
+
+
+def _mean_iou(conversion, info, index):
+    name = info.frame_names[index]
+    gt = np.loadtxt(info.gt_dir / f"{name}.txt", ndmin=2)[:, 1:].reshape(-1, 4, 2)
+    return float(np.mean([iou(box, truth) for box, truth in zip(conversion.corners, gt)]))
+
+
+def test_prompts_with_a_margin_come_back_near_the_objects(sets):
+    image, xyxy = _frame(sets["margin"], 0)
+    auto = convert_boxes(image, xyxy)
+    off = convert_boxes(image, xyxy, replace(ImageParams(), margin=0.0))
+    given = convert_boxes(image, xyxy, replace(ImageParams(), margin=0.085))
+    tight_image, tight_xyxy = _frame(sets["tight"], 0)
+    from_tight = convert_boxes(tight_image, tight_xyxy)
+    assert auto.margin > 0 and auto.tightness == "tight" and off.margin == 0.0 and given.margin == 0.085
+    scores = {name: _mean_iou(result, sets["margin"], 0) for name, result in
+              (("auto", auto), ("off", off), ("given", given))}
+    assert scores["auto"] > scores["off"] + 0.1 and scores["given"] > scores["off"] + 0.1
+    assert scores["auto"] > _mean_iou(from_tight, sets["tight"], 0) - 0.15
+    fallback = np.flatnonzero(auto.fallback)
+    if len(fallback):  # a fallback is the shrunk box, the object's estimated bounds
+        assert np.allclose(auto.corners[fallback].min(axis=1), shrink_boxes(xyxy, auto.margin)[fallback, :2])
+
+
+def test_a_given_tightness_reads_no_margin_from_the_pixels(sets):
+    image, xyxy = _frame(sets["margin"], 0)
+    assert convert_boxes(image, xyxy, ImageParams(tightness="loose")).margin == 0.0
+    assert convert_boxes(image, xyxy, ImageParams(tightness="loose", margin=0.05)).tightness == "loose"
