@@ -24,6 +24,7 @@ from hbb2obb.cli.common import handles_errors, multi_value_command, version_opti
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
 from hbb2obb.cli.options import evaluation_options, passes_settings, run_options, spatial_threshold_option
 from hbb2obb.cli.pictures import emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
+from hbb2obb.cli.reading import coco_angle_option
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
@@ -85,12 +86,14 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict) -> None:
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True, metavar="N",
               help="Bootstrap resamples for the --baseline intervals.")
 @spatial_threshold_option
+@coco_angle_option
 @overlay_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
-         worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path):
+         worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
+         split, coco_angle):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -109,8 +112,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     label_map = load_label_map(map_path)
     if pairs_path is not None:
         check_pairs_path(pairs_path)
-    formats = (gt_format, pred_format)
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats)
+    formats, reading = (gt_format, pred_format), {"split": split, "coco_angle": coco_angle}
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats,
+                               read_options=reading)
     warnings = list(result.warnings)
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
@@ -125,7 +129,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     comparison, names = None, None
     if baseline_dir is not None:
         baseline = evaluate_with_bar(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar,
-                                     "Evaluating baseline", formats)
+                                     "Evaluating baseline", formats, read_options=reading)
         warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
         comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=n_boot)

@@ -319,6 +319,7 @@ def evaluate_frames(
     detection: Optional[DetectionParams] = None,
     gt_format: Optional[str] = None,
     pred_format: Optional[str] = None,
+    read_options: Optional[dict] = None,
 ) -> EvaluationResult:
     """Pair, load and match every frame; the accumulated result of a whole run.
 
@@ -343,10 +344,12 @@ def evaluate_frames(
     gt_format, pred_format : str, optional
         Label format of each side (``yolo dota voc coco labelme``); detected when omitted. A
         COCO side is its ``.json`` file; a DOTA Task1 submission folder is detected as such.
+    read_options : dict, optional
+        Reading options of the formats that take them (:data:`~hbb2obb.io.format_names.READ_OPTIONS`).
     """
     sizes = sizes or ImageSizes()
     plan = plan or plan_any(gt_dir, pred_dir, settings.missing_pred, label_map, gt_format=gt_format,
-                            pred_format=pred_format, sizes=sizes)
+                            pred_format=pred_format, sizes=sizes, read_options=read_options)
     recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError(
@@ -364,7 +367,8 @@ def evaluate_frames(
     pairs = _join_pairs(chunks)
     unpaired = None
     if detection is not None and detection.count_missing and settings.missing_pred == "skip" and plan.missing_pred:
-        unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format)
+        unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format,
+                                    read_options)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
                               label_map=label_map or None, unpaired=unpaired)
     result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None,
@@ -373,13 +377,14 @@ def evaluate_frames(
 
 
 def _unpaired_frames(gt_dir, pred_dir, settings: EvalSettings, sizes: ImageSizes, label_map, gt_format,
-                     pred_format) -> MatchTable:
+                     pred_format, read_options=None) -> MatchTable:
     """The ground truth of the frames without a prediction file, read and filtered as the scored frames are.
 
     The detection metrics count these boxes as misses (:attr:`DetectionParams.count_missing`)
     where the matching keys skip the frames, as the reference tool does.
     """
-    plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format, sizes=sizes)
+    plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format, sizes=sizes,
+                    read_options=read_options)
     frames = [spec for spec in plan.frames if spec.pred_file is None and spec.pred_boxes is None]
     batches = _batches(frames)
     try:
