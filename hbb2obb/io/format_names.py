@@ -76,6 +76,7 @@ COCO_ANGLES = ("deg_ccw", "deg_cw", "rad_ccw", "rad_cw")
 #: The formats beyond the reference tool's five, by name.
 REGISTERED = {spec.name: spec for spec in (
     FormatSpec("rolabelimg", ".xml", "hbb2obb.io.rolabelimg", sized=True),
+    FormatSpec("labelstudio", ".json", "hbb2obb.io.label_studio", one_file=True, sized=True),
 )}
 
 #: Every format name, in the order a folder holding several is read (the first found wins).
