@@ -77,6 +77,8 @@ COCO_ANGLES = ("deg_ccw", "deg_cw", "rad_ccw", "rad_cw")
 REGISTERED = {spec.name: spec for spec in (
     FormatSpec("rolabelimg", ".xml", "hbb2obb.io.rolabelimg", sized=True),
     FormatSpec("labelstudio", ".json", "hbb2obb.io.label_studio", one_file=True, sized=True),
+    FormatSpec("ultralytics", ".yaml", "hbb2obb.io.ultralytics_data", one_file=True, writes=False, options=("split",)),
+    FormatSpec("ultralytics_json", ".json", "hbb2obb.io.ultralytics_json", one_file=True, writes=False),
 )}
 
 #: Every format name, in the order a folder holding several is read (the first found wins).
