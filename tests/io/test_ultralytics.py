@@ -33,10 +33,15 @@ def _ultralytics(module):
     # no look for the network, and its settings file in the run's temp folder rather than the home folder
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_CONFIG_DIR", tempfile.gettempdir())
+    # importing Ultralytics replaces PIL's Image.open for the whole process (its HEIF fallback, which
+    # tries to install a package on an unreadable image): the tests after these must get Pillow's own
+    pil_open = Image.open
     try:
         return pytest.importorskip(module, reason=NO_TORCH)
     except ImportError:  # torch present but broken: still a skip with the reason
         pytest.skip(NO_TORCH)
+    finally:
+        Image.open = pil_open
 
 
 def _boxes(rng, size, count=4):
