@@ -259,34 +259,40 @@ def _side_path(side: Source, role: str) -> Optional[Path]:
 
 
 def plan_run(gt: Source, pred: Source, settings: EvalSettings, *, label_map: dict, sizes: ImageSizes,
-             gt_format: Optional[str] = None, pred_format: Optional[str] = None) -> FramePlan:
+             gt_format: Optional[str] = None, pred_format: Optional[str] = None,
+             read_options: Optional[dict] = None) -> FramePlan:
     """Which frames a run scores: two folders paired by file name (or a DOTA Task1 submission),
     or frames in memory paired by name; a path beside frames in memory is read whole first."""
     gt_path, pred_path = _side_path(gt, "ground truth"), _side_path(pred, "predictions")
     if gt_path is not None and pred_path is not None:
         return plan_any(gt_path, pred_path, settings.missing_pred, label_map, gt_format=gt_format,
-                        pred_format=pred_format, sizes=sizes)
+                        pred_format=pred_format, sizes=sizes, read_options=read_options)
     from hbb2obb.api.labels import read_labels
 
     if gt_path is not None:
-        gt = read_labels(gt_path, gt_format, sizes, label_map)
+        gt = read_labels(gt_path, gt_format, sizes, label_map, **(read_options or {}))
     if pred_path is not None:
-        pred = read_labels(pred_path, pred_format, sizes, label_map, strict=False)
+        pred = read_labels(pred_path, pred_format, sizes, label_map, strict=False, **(read_options or {}))
     return _memory_plan(gt, pred, settings.missing_pred)  # type: ignore[arg-type]
 
 
 def evaluate_run(gt: Source, pred: Source, settings: EvalSettings, *, sizes: ImageSizes, label_map: dict,
                  detection: Optional[DetectionParams], jobs: int = 1, plan: Optional[FramePlan] = None,
                  progress: Optional[Callable[[int], None]] = None, gt_format: Optional[str] = None,
-                 pred_format: Optional[str] = None) -> Evaluation:
-    """Score a run: what :func:`evaluate` and ``hbb2obb-eval`` both call (``plan`` from :func:`plan_run`)."""
+                 pred_format: Optional[str] = None, read_options: Optional[dict] = None) -> Evaluation:
+    """Score a run: what :func:`evaluate` and ``hbb2obb-eval`` both call (``plan`` from :func:`plan_run`).
+
+    ``read_options``: what some readers take besides the file (``split``, ``coco_angle``; see
+    :data:`~hbb2obb.io.format_names.READ_OPTIONS`).
+    """
     plan = plan or plan_run(gt, pred, settings, label_map=label_map, sizes=sizes, gt_format=gt_format,
-                            pred_format=pred_format)
+                            pred_format=pred_format, read_options=read_options)
     gt_path, pred_path = _side_path(gt, "ground truth"), _side_path(pred, "predictions")
     in_memory = gt_path is None or pred_path is None
     result = evaluate_frames(gt_path, pred_path, settings, sizes=sizes, label_map=label_map, jobs=jobs,
                              progress=progress, plan=plan, detection=detection,
-                             gt_format=None if in_memory else gt_format, pred_format=None if in_memory else pred_format)
+                             gt_format=None if in_memory else gt_format, pred_format=None if in_memory else pred_format,
+                             read_options=read_options)
     # a folder's NAME.dota files give the difficult flags its own files lack
     return Evaluation(result, gt_path)
 

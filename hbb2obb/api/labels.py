@@ -53,7 +53,8 @@ class Frames(dict[str, Boxes]):
 
 
 def read_labels(path: PathLike, format: Optional[str] = None, image_sizes: ImageSizesLike = None,
-                label_map: LabelMapLike = None, *, strict: bool = True) -> Frames:
+                label_map: LabelMapLike = None, *, strict: bool = True, split: str = "val",
+                coco_angle: Optional[str] = None) -> Frames:
     """Read a label set: a folder of per-frame files, or a one-file set such as COCO ``.json``.
 
     Parameters
@@ -70,6 +71,11 @@ def read_labels(path: PathLike, format: Optional[str] = None, image_sizes: Image
         ``True`` (ground truth): the first broken line raises :class:`~hbb2obb.InputError`
         naming ``file:line``. ``False`` (predictions): broken lines are skipped and listed in
         :attr:`Frames.problems`.
+    split : str
+        An Ultralytics dataset YAML: the split to read (``train``, ``val``, ``test``).
+    coco_angle : str, optional
+        COCO files whose ``bbox`` has five numbers ``[cx, cy, w, h, angle]``: the angle's unit and
+        direction, one of ``deg_ccw``, ``deg_cw``, ``rad_ccw``, ``rad_cw`` (``--coco_angle``).
 
     Returns
     -------
@@ -86,7 +92,7 @@ def read_labels(path: PathLike, format: Optional[str] = None, image_sizes: Image
     from hbb2obb.io.label_sets import read_set
 
     label_set = read_set(Path(path), format, label_map=label_map_of(label_map), sizes=image_sizes_of(image_sizes),
-                         strict=strict)
+                         strict=strict, read_options={"split": split, "coco_angle": coco_angle})
     return Frames({frame.stem: frame.boxes for frame in label_set.frames}, format=label_set.format,
                   names=label_set.names, sizes={frame.stem: frame.size for frame in label_set.frames},
                   problems=label_set.problems, sources={frame.stem: frame.source for frame in label_set.frames})

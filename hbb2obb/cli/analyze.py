@@ -33,6 +33,7 @@ from hbb2obb.cli.options import (
     spatial_threshold_option,
 )
 from hbb2obb.cli.pictures import WORST_SHEETS, emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
+from hbb2obb.cli.reading import coco_angle_option
 from hbb2obb.detection.errors import TideParams
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
@@ -96,9 +97,10 @@ def _scored(result) -> bool:
     return result.table.pred.score is not None and len(result.table.pred) > 0
 
 
-def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection):
+def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection, reading):
     """Evaluate with the detection pairs kept; for predictions without scores, the warnings of a run without them."""
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection)
+    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection,
+                               reading)
     if not _scored(result):
         # no decomposition will be made: say nothing about detection metrics this command does not give
         result.warnings[:] = run_warnings(result.plan, result.health, sizes, settings.missing_pred, False)
@@ -134,6 +136,7 @@ def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, 
                    "it with every box is background).")
 @require_option
 @spatial_threshold_option
+@coco_angle_option
 @overlay_options
 @ci_report_options
 @version_option(PROGRAM)
@@ -141,7 +144,7 @@ def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, 
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, hbb_dir, boundary_classes, out_dir,
          worst, baseline_dir, overlay, overlay_size, seed, n_boot, jobs, no_bar, gt_format, pred_format, pairs_path,
-         tide_fg, tide_bg, overwrite, junit, summary, requirements):
+         tide_fg, tide_bg, overwrite, junit, summary, requirements, split, coco_angle):
     """Break the score of PRED_DIR against GT_DIR down by ground-truth orientation, size, frame
     edge, difficult flag and class; compare it with the HBB prompts as-is and, with --baseline,
     with a second converted set.
@@ -181,12 +184,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if pairs_path is not None:
         check_pairs_path(pairs_path)
     tide = TideParams(fg=tide_fg, bg=tide_bg)
-    formats = (gt_format, pred_format)
+    formats, reading = (gt_format, pred_format), {"split": split, "coco_angle": coco_angle}
     # as eval: a frame without a prediction file is skipped by the matching keys but its boxes
     # count as missed in the detection metrics, unless --missing_pred skip was asked for
     count_missing = click.get_current_context().get_parameter_source("missing_pred") is ParameterSource.DEFAULT
     detection = DetectionParams(count_missing=count_missing or settings.missing_pred != "skip")
-    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats, detection)
+    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats, detection,
+                       reading)
     warnings = list(result.warnings)
     if pairs_path is not None:
         warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
@@ -202,7 +206,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     run = decompose_run(result, props, tide, settings.edge_tolerance) if _scored(result) else None
     if baseline_dir is not None:
         baseline = _evaluate(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline",
-                             formats, detection)
+                             formats, detection, reading)
         warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
         comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=n_boot)

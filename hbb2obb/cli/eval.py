@@ -19,6 +19,7 @@ from hbb2obb.cli.options import (
     spatial_threshold_option,
 )
 from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
+from hbb2obb.cli.reading import coco_angle_option
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
@@ -31,24 +32,26 @@ PROGRAM = "hbb2obb-eval"
 
 
 def evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
-                      formats=(None, None), detection=None):
+                      formats=(None, None), detection=None, read_options=None):
     """:func:`scored_with_bar`'s accumulated result (:class:`~hbb2obb.scoring.evaluate.EvaluationResult`)."""
-    return scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection).result
+    return scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection,
+                           read_options).result
 
 
 def scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what="Evaluating",
-                    formats=(None, None), detection=None) -> Evaluation:
+                    formats=(None, None), detection=None, read_options=None) -> Evaluation:
     """Pair the frames (or read a DOTA Task1 submission), then evaluate them under a progress bar
     over frames: the Python API's :func:`~hbb2obb.api.evaluation.evaluate_run`.
 
-    ``formats`` are ``--gt_format`` and ``--pred_format`` (``None``: detected).
+    ``formats`` are ``--gt_format`` and ``--pred_format`` (``None``: detected); ``read_options``
+    those of :data:`~hbb2obb.io.format_names.READ_OPTIONS` (``--split``, ``--coco_angle``).
     """
     plan = plan_run(gt_dir, pred_dir, settings, label_map=label_map, sizes=sizes, gt_format=formats[0],
-                    pred_format=formats[1])
+                    pred_format=formats[1], read_options=read_options)
     with progress_bar(len(plan.frames), what, no_bar) as bar:
         return evaluate_run(gt_dir, pred_dir, settings, sizes=sizes, label_map=label_map, jobs=jobs,
                             progress=bar.update, plan=plan, detection=detection, gt_format=formats[0],
-                            pred_format=formats[1])
+                            pred_format=formats[1], read_options=read_options)
 
 
 def emit_pairs(path, result, gt_dir, label_map) -> list:
@@ -83,6 +86,7 @@ def write_pair_file(path, evaluation: Evaluation) -> list:
 @click.option("--overwrite", is_flag=True,
               help="Let -o, --pairs and --plots replace a file of the run's own inputs (refused otherwise).")
 @detection_options
+@coco_angle_option
 @overlay_options
 @ci_report_options
 @version_option(PROGRAM)
@@ -90,7 +94,8 @@ def write_pair_file(path, evaluation: Evaluation) -> list:
 @passes_settings
 def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path, output, as_json, requirements,
          overlay, overlay_size, expect, expect_tolerance, expect_ignore_extra, jobs, debug, no_bar, gt_format,
-         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult, junit, summary):
+         pred_format, pairs_path, ap_rule, conf, max_dets, plots, no_detection, overwrite, difficult, junit, summary,
+         split, coco_angle):
     """Score the oriented boxes in PRED_DIR against the ground truth in GT_DIR.
 
     Label files are paired by name; boxes are matched per frame by rotated IoU. Either side may
@@ -138,7 +143,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("--expect golden file", expect), ("label map", map_path)])
     evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
-                                 formats=(gt_format, pred_format), detection=detection)
+                                 formats=(gt_format, pred_format), detection=detection,
+                                 read_options={"split": split, "coco_angle": coco_angle})
     result = evaluation.result
     nothing = nothing_scored(result)
     if nothing is not None:

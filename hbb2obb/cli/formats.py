@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option
+from hbb2obb.cli.reading import coco_angle_option, split_option
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.confidence_sidecar import flag_below, side_car_scores, source_scores, unmatched_side_car_files
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION
@@ -102,9 +103,10 @@ def _verify(source: Path, map_path, images, img_width, img_height, dota_ext) -> 
         raise SystemExit(1)
 
 
-def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
+def _read_with_bar(source, src_format, label_map, sizes, no_bar, read_options=None) -> LabelSet:
     with progress_bar(None, "Reading", no_bar, unit="file") as bar:
-        return read_set(source, src_format, label_map=label_map, sizes=sizes, strict=True, progress=bar.update)
+        return read_set(source, src_format, label_map=label_map, sizes=sizes, strict=True, progress=bar.update,
+                        read_options=read_options)
 
 
 @multi_value_command({"targets": str}, name=PROGRAM)
@@ -150,11 +152,13 @@ def _read_with_bar(source, src_format, label_map, sizes, no_bar) -> LabelSet:
               help="Also write PROVENANCE_convert_NAME.txt (NAME: the output folder's name) in the output folder's "
                    "parent: the command, the settings, digests of the inputs and outputs, the versions that ran.")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@split_option
+@coco_angle_option
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(source, targets, src_format, out_dir, map_path, images, img_width, img_height, kind, normalize, precision,
          dota_ext, difficult_from, confidence_dir, difficult_below, voc_database, coco_name, coco_from, coco_info,
-         verify, overwrite, save_provenance, no_bar):
+         verify, overwrite, save_provenance, no_bar, split, coco_angle):
     """Convert the labels in SOURCE (a folder of per-frame files, or a COCO .json) to other formats.
 
     Files of the output names that this command did not write are refused unless --overwrite;
@@ -172,7 +176,8 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
     _check_side_inputs(targets, difficult_from, confidence_dir, difficult_below, coco_from, coco_info)
     sizes = _sizes(images, img_width, img_height)
     label_map, names_file = find_names(map_path, source)
-    label_set = _read_with_bar(source, src_format, label_map, sizes, no_bar)
+    label_set = _read_with_bar(source, src_format, label_map, sizes, no_bar,
+                               {"split": split, "coco_angle": coco_angle})
     for path in label_set.ignored:
         click.echo(f"{PROGRAM}: warning: {path}: not a label file of any format, left out", err=True)
     names = complete_names(label_map or label_set.names, label_set)

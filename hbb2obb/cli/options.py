@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from hbb2obb.cli.reading import split_option
 from hbb2obb.detection.evaluate import AP_RULES, DEFAULT_MAX_DETS, DIFFICULT_RULES
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.format_names import ALL_FORMATS as FORMATS
@@ -81,6 +82,7 @@ def run_options(function):
                           "DOTA]. COCO: give the .json file as GT_DIR."),
         click.option("--pred_format", type=click.Choice(FORMATS),
                      help="Prediction label format [default: detected], as --gt_format."),
+        split_option,
         click.option("--pairs", "pairs_path", type=click.Path(path_type=Path), metavar="FILE",
                      help="Write the match table, one row per GT box and per unmatched prediction, "
                           "to FILE.csv (or .parquet with pyarrow)."),

@@ -143,7 +143,8 @@ _OTHER_LABEL_SUFFIXES = (".json", ".xml")  # what VOC, COCO and LabelMe files en
 NATIVE_FORMATS = ("yolo", "dota")  # read from NAME.txt files by the batch reader (the fast path)
 
 
-def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes) -> tuple[dict, tuple, bool, list]:
+def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, sizes,
+          read_options: Optional[dict] = None) -> tuple[dict, tuple, bool, list]:
     """One side's label files: ``({stem: entry}, skipped lines, whether it is the batch reader's, broken links)``.
 
     A folder holding ``.txt`` files is listed for the batch reader as it always was (YOLO-OBB or
@@ -176,7 +177,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
         raise InputError(f"{path}: {role} folder not found")
     elif fmt is None:
         fmt = detect_format(path)
-    label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict)
+    label_set = read_set(path, fmt, label_map=label_map, sizes=sizes, strict=strict, read_options=read_options)
     return {frame.stem: frame for frame in label_set.frames}, label_set.problems, False, []
 
 
@@ -192,7 +193,8 @@ def _refuse_mixed_formats(path: Path, role: str) -> None:
 
 def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip", *,
                 gt_format: Optional[str] = None, pred_format: Optional[str] = None,
-                label_map: Optional[dict] = None, sizes: Optional[ImageSizes] = None) -> FramePlan:
+                label_map: Optional[dict] = None, sizes: Optional[ImageSizes] = None,
+                read_options: Optional[dict] = None) -> FramePlan:
     """Pair ``gt_dir/NAME.txt`` with ``pred_dir/NAME.txt``, sorted by name.
 
     Either side may instead be in another format (a COCO ``.json``, a folder of LabelMe,
@@ -208,6 +210,8 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         One of ``yolo dota voc coco labelme``; detected when omitted.
     label_map, sizes
         Class names and frame sizes for the sides read whole.
+    read_options : dict, optional
+        Reading options of the formats that take them (:data:`~hbb2obb.io.format_names.READ_OPTIONS`).
 
     Raises
     ------
@@ -216,22 +220,23 @@ def plan_frames(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "s
         ground-truth label file that is a broken symbolic link, two files of one frame
         (``a.txt`` and ``a.TXT``).
     """
-    return _plan_frames(Path(gt_dir), Path(pred_dir), missing_pred, gt_format, pred_format, label_map, sizes)
+    return _plan_frames(Path(gt_dir), Path(pred_dir), missing_pred, gt_format, pred_format, label_map, sizes,
+                        read_options=read_options)
 
 
 def _plan_frames(gt_dir: Path, pred_dir: Path, missing_pred: str, gt_format, pred_format, label_map, sizes, *,
-                 task1: bool = False) -> FramePlan:
+                 task1: bool = False, read_options: Optional[dict] = None) -> FramePlan:
     """:func:`plan_frames`; with ``task1``, a prediction folder that is a DOTA Task1 submission is read as one.
 
     Each folder is listed once: the submission is told from the listing of per-frame files.
     """
-    gt_files, _, gt_listed, gt_broken = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes)
+    gt_files, _, gt_listed, gt_broken = _side(gt_dir, gt_format, "ground-truth", True, label_map, sizes, read_options)
     if gt_broken:
         raise InputError(f"{gt_broken[0]}: broken symbolic link (its target does not exist)")
     if not gt_files:
         raise _no_labels_error(gt_dir)
     pred_files, pred_problems, pred_listed, pred_broken = _side(pred_dir, pred_format, "prediction", False,
-                                                                label_map, sizes)
+                                                                label_map, sizes, read_options)
     if task1 and gt_listed and pred_listed and _is_submission(gt_files, pred_files):
         return _task1_plan(gt_files, pred_dir, label_map)
     # a listed prediction folder comes in the folder's order: its orphans are sorted when named
@@ -311,7 +316,8 @@ def _pair(gt_files: dict, pred_files: dict, pred_dir: Path, missing_pred: str, p
 
 def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip",
              label_map: Optional[dict] = None, *, gt_format: Optional[str] = None,
-             pred_format: Optional[str] = None, sizes: Optional[ImageSizes] = None) -> FramePlan:
+             pred_format: Optional[str] = None, sizes: Optional[ImageSizes] = None,
+             read_options: Optional[dict] = None) -> FramePlan:
     """:func:`plan_frames`, or, when ``pred_dir`` is a DOTA Task1 submission, its detections by frame.
 
     A folder is a submission when it holds ``Task1_<class>.txt`` files and no file named like a
@@ -320,7 +326,8 @@ def plan_any(gt_dir: str | Path, pred_dir: str | Path, missing_pred: str = "skip
     """
     gt_dir, pred_dir = Path(gt_dir), Path(pred_dir)
     task1 = pred_format is None and gt_format in (None, "yolo", "dota") and pred_dir.is_dir()
-    return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1)
+    return _plan_frames(gt_dir, pred_dir, missing_pred, gt_format, pred_format, label_map, sizes, task1=task1,
+                        read_options=read_options)
 
 
 def _is_submission(gt_files: dict, pred_files: dict) -> bool:

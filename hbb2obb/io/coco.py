@@ -3,6 +3,16 @@
 An oriented box is an 8-number polygon in ``segmentation`` (its envelope in ``bbox``); a
 horizontal one is ``bbox`` ``[x, y, w, h]`` alone. Problems are named by JSON path, as
 ``file.json:annotations[12].bbox``, since a JSON file has no box per line.
+
+COCO-style rotated boxes (Detectron2's rotated datasets and results, and the tools that write
+their kind) are a ``bbox`` of five numbers ``[cx, cy, w, h, angle]`` without a segmentation: the
+``w x h`` rectangle around the centre ``(cx, cy)`` in pixels, turned by ``angle``. Nothing in
+the file says the angle's unit or direction, and a guess from the values would be silently
+wrong where it fails, so such a file is read only with the reader's ``angle`` given
+(:data:`~hbb2obb.io.format_names.COCO_ANGLES`: ``deg_ccw`` is Detectron2's ``XYWHA_ABS``,
+degrees counter-clockwise as shown on screen; ``rad_cw`` the ``xywhr`` of Ultralytics and
+mmrotate, radians clockwise on screen); without it the first such box is an error. Its corners
+start at the ``(-w/2, -h/2)`` corner and go clockwise on screen.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import numpy as np
 
 from hbb2obb.errors import InputError
 from hbb2obb.io.atomic import write_text_atomic
+from hbb2obb.io.format_names import COCO_ANGLES
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
@@ -29,6 +40,7 @@ from hbb2obb.io.frame_labels import (
     names_lookup,
     pixel_size,
     shown_json,
+    turned_rect,
 )
 from hbb2obb.io.text import ProblemSink
 from hbb2obb.io.text_file import read_text_file
@@ -194,12 +206,15 @@ def _segmentation_reason(segmentation) -> str:
     return "expected one polygon of 8 numbers, as [[x1, y1, ..., x4, y4]]"
 
 
-def _annotation_corners(annotation: dict) -> tuple[Optional[list], Optional[str], Optional[str]]:
+def _annotation_corners(annotation: dict, angle: Optional[str] = None) -> tuple[Optional[list], Optional[str],
+                                                                                 Optional[str]]:
     """The annotation's quad, or the key at fault and the reason it has none.
 
     One 8-number polygon in ``segmentation`` is an oriented box; no segmentation (absent,
-    ``null`` or ``[]``) is the horizontal ``bbox``. Anything else (6 or 10 numbers, several
-    polygons, an RLE mask) is broken: neither the bbox nor the first polygon is what it means.
+    ``null`` or ``[]``) is the horizontal ``bbox``, or with five numbers the rotated one (read
+    with ``angle``, one of :data:`~hbb2obb.io.format_names.COCO_ANGLES`). Anything else (6 or 10
+    numbers, several polygons, an RLE mask) is broken: neither the bbox nor the first polygon is
+    what it means.
     """
     segmentation = annotation.get("segmentation")
     if segmentation not in (None, []):
@@ -210,7 +225,10 @@ def _annotation_corners(annotation: dict) -> tuple[Optional[list], Optional[str]
         if reason is not None:
             return None, "segmentation", reason
         return np.reshape(values, (4, 2)).tolist(), None, None
-    bbox, reason = json_numbers(annotation.get("bbox"), 4, "bbox")
+    bbox = annotation.get("bbox")
+    if isinstance(bbox, list) and len(bbox) == 5:
+        return _rotated_corners(bbox, angle)
+    bbox, reason = json_numbers(bbox, 4, "bbox")
     if reason is not None:
         return None, "bbox", f"expected [x, y, width, height] (or an 8-number segmentation): {reason}"
     x, y, w, h = bbox
@@ -219,7 +237,27 @@ def _annotation_corners(annotation: dict) -> tuple[Optional[list], Optional[str]
     return axis_rect(x, y, x + w, y + h), None, None
 
 
-def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = None) -> tuple[list, dict, tuple]:
+def _rotated_corners(bbox: list, angle: Optional[str]) -> tuple[Optional[list], Optional[str], Optional[str]]:
+    """The corners of a five-number ``bbox`` ``[cx, cy, w, h, angle]`` read with the angle rule ``angle``."""
+    if angle is None:
+        raise _AngleUnsaid
+    values, reason = json_numbers(bbox, 5, "bbox")
+    if reason is not None:
+        return None, "bbox", f"expected [cx, cy, width, height, angle]: {reason}"
+    cx, cy, w, h, turn = values
+    if w < 0 or h < 0:
+        return None, "bbox", "width and height must not be negative"
+    turn = math.radians(turn) if angle.startswith("deg") else turn
+    # turned_rect turns clockwise on screen (y down): a counter-clockwise angle is its negative
+    return turned_rect(cx, cy, w, h, turn if angle.endswith("_cw") else -turn), None, None
+
+
+class _AngleUnsaid(Exception):
+    """A five-number bbox met with no angle rule given: the whole file is unreadable, not one box."""
+
+
+def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = None,
+              angle: Optional[str] = None) -> tuple[list, dict, tuple]:
     """Read a COCO instance file: one :class:`FrameLabels` per image, and the class names.
 
     Parameters
@@ -231,6 +269,9 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     label_map : dict of int to str, optional
         Category names become these class ids. Without it, a class id is its category id minus
         one, the inverse of :func:`write_coco`.
+    angle : str, optional
+        How the angle of a five-number ``bbox`` is given (see the module docstring); a file
+        holding one is an :class:`InputError` without it.
 
     Returns
     -------
@@ -265,7 +306,11 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
         if not is_id(category) or category not in class_of:
             sink.report(f"{where}.category_id", f"no category with id {shown_json(category)}")
             continue
-        corners, key, reason = _annotation_corners(annotation)
+        try:
+            corners, key, reason = _annotation_corners(annotation, angle)
+        except _AngleUnsaid:
+            raise InputError(f"{path}:{where}.bbox: five numbers [cx, cy, w, h, angle], and nothing says the "
+                             f"angle's unit and direction: give --coco_angle ({', '.join(COCO_ANGLES)})") from None
         if corners is None:
             sink.report(f"{where}.{key}", reason)
             continue

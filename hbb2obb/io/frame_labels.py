@@ -79,6 +79,22 @@ def axis_rect(x0: float, y0: float, x1: float, y1: float) -> list:
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
 
 
+def turned_rect(cx: float, cy: float, w: float, h: float, angle: float) -> list:
+    """The ``w x h`` rectangle around ``(cx, cy)`` turned by ``angle`` radians clockwise as shown on screen.
+
+    Image y points down, so this is the usual rotation matrix. The corners start at the one
+    ``(-w/2, -h/2)`` from the centre before the turn and go clockwise on screen.
+
+    Examples
+    --------
+    >>> [[round(v, 6) + 0.0 for v in p] for p in turned_rect(10, 20, 4, 2, math.pi / 2)]
+    [[11.0, 18.0], [11.0, 22.0], [9.0, 22.0], [9.0, 18.0]]
+    """
+    c, s = math.cos(angle), math.sin(angle)
+    local = ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))
+    return [[cx + x * c - y * s, cy + x * s + y * c] for x, y in local]
+
+
 def canonical(boxes: Boxes, precision: int = DEFAULT_PRECISION) -> Boxes:
     """The corners rounded once, to ``precision`` decimals: every output format derives from these.
 

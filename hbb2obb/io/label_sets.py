@@ -26,7 +26,11 @@ import numpy as np
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.coco import is_coco, load_json, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
-from hbb2obb.io.format_names import ALL_FORMATS, REGISTERED  # the names live apart: the command line imports them
+from hbb2obb.io.format_names import (  # the names live apart: the command line imports them
+    ALL_FORMATS,
+    READ_OPTIONS,
+    REGISTERED,
+)
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes, find_image
 from hbb2obb.io.labelmap import load_label_map
@@ -263,7 +267,8 @@ def _no_partial_confidence(path: Path, good_lines: set) -> None:
 
 def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dict] = None,
              sizes: Optional[ImageSizes] = None, strict: bool = True,
-             progress: Optional[Callable[[int], None]] = None, dota_ext: str = DOTA_EXT) -> LabelSet:
+             progress: Optional[Callable[[int], None]] = None, dota_ext: str = DOTA_EXT,
+             read_options: Optional[dict] = None) -> LabelSet:
     """Read a whole set: a folder of per-frame files, or a COCO ``.json``.
 
     Parameters
@@ -281,6 +286,9 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         Called with 1 after each file read.
     dota_ext : str
         The suffix of DOTA files (DOTA ``.txt`` files are found when there are none).
+    read_options : dict, optional
+        Reading options of the formats that take them
+        (:data:`~hbb2obb.io.format_names.READ_OPTIONS`); the defaults where absent.
 
     Returns
     -------
@@ -292,14 +300,16 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
         raise UsageError(f"unknown label format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
     sizes = sizes or ImageSizes()
     label_map = dict(label_map or {})
+    options = {**READ_OPTIONS, **(read_options or {})}
     if fmt in REGISTERED:
-        return _read_registered(source, fmt, label_map, sizes, strict, progress)
+        return _read_registered(source, fmt, label_map, sizes, strict, progress, options)
     if fmt == "coco":
         path = source
         if source.is_dir():
             cocos = [p for p in _listed(source, ".json") if sniff_format(p) == "coco"]
             path = _the_one_file(source, "COCO", ".json", cocos)
-        return _one_file_set(fmt, read_coco(path, strict=strict, label_map=label_map), sizes, progress)
+        return _one_file_set(fmt, read_coco(path, strict=strict, label_map=label_map, angle=options["coco_angle"]),
+                             sizes, progress)
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt, dota_ext)
@@ -358,12 +368,13 @@ def _one_file_set(fmt: str, read: tuple, sizes: ImageSizes, progress) -> LabelSe
 
 
 def _read_registered(source: Path, fmt: str, label_map: dict, sizes: ImageSizes, strict: bool,
-                     progress: Optional[Callable[[int], None]]) -> LabelSet:
+                     progress: Optional[Callable[[int], None]], options: dict) -> LabelSet:
     """:func:`read_set` for a format of :data:`~hbb2obb.io.format_names.REGISTERED`."""
     spec, module = REGISTERED[fmt], format_module(fmt)
+    wanted = {name: options[name] for name in spec.options}
     if spec.one_file:
         path = source if not source.is_dir() else _the_one_file(source, fmt, spec.suffix, label_files(source, fmt))
-        return _one_file_set(fmt, module.read(path, strict=strict, label_map=label_map), sizes, progress)
+        return _one_file_set(fmt, module.read(path, strict=strict, label_map=label_map, **wanted), sizes, progress)
     if not source.is_dir():
         raise InputError(f"{source}: {fmt} labels are one file per frame, so this must be a folder")
     paths = label_files(source, fmt)
@@ -371,7 +382,7 @@ def _read_registered(source: Path, fmt: str, label_map: dict, sizes: ImageSizes,
         raise InputError(f"{source}: no {fmt} label files ({spec.suffix})")
     frames, discovered = [], {}
     for path in paths:
-        frame = module.read(path, strict=strict, label_map=label_map or None, discovered=discovered)
+        frame = module.read(path, strict=strict, label_map=label_map or None, discovered=discovered, **wanted)
         if frame.size is None:
             frame = frame.with_size(_integer_size(sizes(path.stem)))
         frames.append(frame)

@@ -71,23 +71,8 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
     """
     if path is None:
         return {}
-    import yaml  # only when a map is given: the import costs every command's start-up
-
     path = Path(path)
-    text = read_text_file(path, "label map")
-    loader = _strict_loader(yaml)
-    refuse_alias_bomb(text, loader, path, "label map")
-    try:
-        data = yaml.load(text, Loader=loader)
-    except RecursionError:
-        raise too_deep(path, "label map") from None
-    except _DuplicateKey as dup:
-        raise InputError(f"{path}:{dup.line}: label map key {dup.key!r} is given twice (first on line {dup.first})") \
-            from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise InputError(f"{path}{where}: label map is not valid YAML") from None
+    data = load_yaml(path, "label map")
     if isinstance(data, dict) and "names" in data:
         data = data["names"]
     if isinstance(data, list):
@@ -109,6 +94,30 @@ def load_label_map(path: Optional[str | Path]) -> dict[int, str]:
                              "(names are compared ignoring case)")
         label_map[class_id] = text_name
     return label_map
+
+
+def load_yaml(path: Path, what: str):
+    """The parsed YAML of a file the user gives, or :class:`InputError` naming ``file:line``.
+
+    Safe loading; a mapping key given twice, aliases expanding beyond reason and nesting too
+    deep are errors too (:mod:`hbb2obb.io.yaml_text`).
+    """
+    import yaml  # only when a YAML file is given: the import costs every command's start-up
+
+    text = read_text_file(path, what)
+    loader = _strict_loader(yaml)
+    refuse_alias_bomb(text, loader, path, what)
+    try:
+        return yaml.load(text, Loader=loader)
+    except RecursionError:
+        raise too_deep(path, what) from None
+    except _DuplicateKey as dup:
+        raise InputError(f"{path}:{dup.line}: {what} key {dup.key!r} is given twice (first on line {dup.first})") \
+            from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise InputError(f"{path}{where}: {what} is not valid YAML") from None
 
 
 def class_name(label_map: dict[int, str], class_id: int) -> str:

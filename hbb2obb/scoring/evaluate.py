@@ -343,6 +343,7 @@ def evaluate_frames(
     detection: Optional[DetectionParams] = None,
     gt_format: Optional[str] = None,
     pred_format: Optional[str] = None,
+    read_options: Optional[dict] = None,
 ) -> EvaluationResult:
     """Pair, load and match every frame; the accumulated result of a whole run.
 
@@ -367,10 +368,12 @@ def evaluate_frames(
     gt_format, pred_format : str, optional
         Label format of each side (``yolo dota voc coco labelme``); detected when omitted. A
         COCO side is its ``.json`` file; a DOTA Task1 submission folder is detected as such.
+    read_options : dict, optional
+        Reading options of the formats that take them (:data:`~hbb2obb.io.format_names.READ_OPTIONS`).
     """
     sizes = sizes or ImageSizes()
     plan = plan or plan_any(gt_dir, pred_dir, settings.missing_pred, label_map, gt_format=gt_format,
-                            pred_format=pred_format, sizes=sizes)
+                            pred_format=pred_format, sizes=sizes, read_options=read_options)
     recorded = bool(plan.frames) and all(spec.recorded_size is not None for spec in plan.frames)
     if settings.exclude_edge_cases and not sizes.known and not recorded:
         raise UsageError(
@@ -389,7 +392,7 @@ def evaluate_frames(
     unpaired = None
     if detection is not None and detection.count_missing and settings.missing_pred == "skip" and plan.missing_pred:
         unpaired = _unpaired_frames(gt_dir, pred_dir, settings, sizes, label_map, gt_format, pred_format,
-                                    plan.missing_specs)
+                                    plan.missing_specs, read_options)
     result = EvaluationResult(_join(chunks), settings, plan, health, detection=detection, pairs=pairs,
                               label_map=label_map or None, unpaired=unpaired)
     result.warnings.extend(run_warnings(plan, health, sizes, settings.missing_pred, detection is not None,
@@ -398,7 +401,7 @@ def evaluate_frames(
 
 
 def _unpaired_frames(gt_dir, pred_dir, settings: EvalSettings, sizes: ImageSizes, label_map, gt_format,
-                     pred_format, specs: tuple = ()) -> MatchTable:
+                     pred_format, specs: tuple = (), read_options=None) -> MatchTable:
     """The ground truth of the frames without a prediction file, read and filtered as the scored frames are.
 
     The detection metrics count these boxes as misses (:attr:`DetectionParams.count_missing`)
@@ -409,7 +412,7 @@ def _unpaired_frames(gt_dir, pred_dir, settings: EvalSettings, sizes: ImageSizes
         frames = list(specs)
     else:
         plan = plan_any(gt_dir, pred_dir, "empty", label_map, gt_format=gt_format, pred_format=pred_format,
-                        sizes=sizes)
+                        sizes=sizes, read_options=read_options)
         frames = [spec for spec in plan.frames if spec.pred_file is None and spec.pred_boxes is None]
     batches = _batches(frames)
     try:
