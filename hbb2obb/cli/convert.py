@@ -8,6 +8,7 @@ needs no model: it segments each box from the pixels (see :mod:`hbb2obb.converte
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -23,19 +24,16 @@ from hbb2obb.cli.convert_outputs import (
     requested_outputs,
     write_conversion_record,
 )
-from hbb2obb.converters.image.converter import (
-    DEFAULT_PARAMETERS,
-    TIGHTNESS,
-    convert_frame,
-    margin_value,
-    validate_parameters,
-)
-from hbb2obb.converters.image.outputs import frame_texts, lossy_precision_warning
-from hbb2obb.errors import InputError, UsageError
-from hbb2obb.io.atomic import atomic_path, write_text_atomic
+from hbb2obb.cli.workers import check_scheduler, task_executor
+from hbb2obb.converters.distribute import Frame, plan_frames, remove_temporaries, run_frames
+from hbb2obb.converters.frame_tasks import FrameJob
+from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, margin_value, validate_parameters
+from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.written import OutputGuard
+from hbb2obb.scoring.evaluate import resolve_jobs
+from hbb2obb.sweep.dask_executor import DEFAULT_RETRIES, failure_reason
 
 PROGRAM = "hbb2obb"
 
@@ -127,11 +125,21 @@ def default_dir(source: Path, name: str) -> Path:
 @click.option("--overwrite", is_flag=True,
               help="Replace existing files in the output folders that hbb2obb did not write (e.g. ground truth).")
 @click.option("-nb", "--no_bar", is_flag=True, help="No progress bar.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True,
+              help="Convert the frames in this many processes (0: one per core); the files are the same.")
+@click.option("--scheduler", metavar="ADDRESS|local[:N]",
+              help="Convert the frames as Dask tasks: on the scheduler at ADDRESS (tcp://host:8786; workers must "
+                   "read the inputs at the same paths) or on N local worker processes (local: one per core). "
+                   "Needs: pip install 'hbb2obb-toolkit[dask]'.")
+@click.option("--resume", is_flag=True,
+              help="Keep the frames an earlier run with the same settings completed (its record is "
+                   "OBB_DIR/.hbb2obb-frames.jsonl) and convert the rest, e.g. after a kill or Ctrl-C.")
 @output_options
 @version_option(PROGRAM)
 @handles_errors(PROGRAM)
 def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage, imgsz, corner_radius, tightness,
-         margin, confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar, **options):
+         margin, confidence_dir, params_from, save_img, map_path, viz_dir, overwrite, no_bar, jobs, scheduler, resume,
+         **options):
     """Convert the HBB prompts of the frames in IMG_SOURCE (an image or a folder) to OBBs.
 
     Each box is segmented from the image pixels (no model, no download) and a rectangle is
@@ -142,6 +150,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     converted) or more boxes fell back than --fail_on_fallback_share allows, 2 usage or input
     error (nothing written).
     """
+    resolve_jobs(jobs)
+    scheduler = check_scheduler(click.get_current_context(), scheduler, None, tasks="frames")
     if len(scale_factors) > 2:
         raise UsageError(f"--scale_factors takes one or two values (short side, long side), got {len(scale_factors)}")
     params = {
@@ -186,98 +196,64 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     warnings += [("no-image", f"{p}: no image named {p.stem}.* in {img_source}; its boxes were not converted")
                  for p in orphans]
     guard = OutputGuard()
-    targets = [obb_dir / f"{p.stem}.txt" for p in prompted]
-    if save_img:
-        targets += [viz_dir / f"{p.stem}.jpg" for p in prompted]
-    if confidence_dir is not None:
-        targets += [confidence_dir / f"{p.stem}.txt" for p in prompted]
     polygon_dir = outputs.polygon_dir
-    if polygon_dir is not None:
-        targets += [polygon_dir / f"{p.stem}.txt" for p in prompted]
+    job = FrameJob(params, outputs.settings, polygons=polygon_dir is not None, side_car=confidence_dir is not None,
+                   drawing=outputs.drawing if save_img else None, label_map=label_map,
+                   fallback_warn_share=outputs.fallback_warn_share)
+    folders = {"obb": obb_dir, "confidence": confidence_dir, "polygon": polygon_dir, "picture": viz_dir}
+    suffixes = {"picture": ".jpg"}
+    to_convert = [Frame(p, hbb_dir / f"{p.stem}.txt",
+                        {kind: folders[kind] / f"{p.stem}{suffixes.get(kind, '.txt')}" for kind in job.kinds()})
+                  for p in prompted]
+    identity = {"img_source": os.path.abspath(img_source), "hbb_dir": os.path.abspath(hbb_dir),
+                "outputs": {kind: os.path.abspath(folders[kind]) for kind in job.kinds()}}
+    plan = plan_frames(to_convert, job, obb_dir, guard, resume=resume, identity=identity)
     record = record_path(obb_dir) if outputs.save_provenance else None
-    if record is not None:
-        targets.append(record)
+    # kind by kind, as the files are listed in the refusal's "first:"
+    targets = plan.targets_to_write(("obb", "picture", "confidence", "polygon"))
+    targets += [record] if record is not None else []
     if not overwrite:
         guard.refuse_foreign(targets)
-    folders = [obb_dir] + ([viz_dir] if save_img else []) + ([confidence_dir] if confidence_dir else [])
-    for folder in folders + ([polygon_dir] if polygon_dir else []):
-        folder.mkdir(parents=True, exist_ok=True)
-    converted = boxes = fallbacks = 0
-    reasons, readings, frame_readings = {}, {}, []
-    unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
-    precision_checked = not outputs.settings.normalize
-    show_confidence = save_img and outputs.confidences_shown
-    broken_lines = 0  # HBB lines that could not be read: warned one by one, counted on the Skipped: line
+    for kind in job.kinds():
+        folders[kind].mkdir(parents=True, exist_ok=True)
+    remove_temporaries(plan)
+    if resume:
+        click.echo(f"Resuming: {len(plan.done)} of {len(prompted)} frame(s) complete in {plan.record_path}, kept"
+                   if plan.resumed else f"Resuming: no record of an earlier run in {obb_dir}: converting every frame")
     start = time.perf_counter()
     try:
-        with progress_bar(len(prompted), "Converting", no_bar) as bar:
-            for image_path in prompted:
-                hbb_path = hbb_dir / f"{image_path.stem}.txt"
-                out_path = obb_dir / hbb_path.name
-                confidence_path = confidence_dir / hbb_path.name if confidence_dir else None
-                polygon_path = polygon_dir / hbb_path.name if polygon_dir else None
-                try:
-                    result = convert_frame(image_path, hbb_path, None, params,
-                                           keep_masks=save_img or polygon_path is not None)
-                except InputError as exc:  # an unreadable image or prompt file: this frame only
-                    unreadable.append(image_path)
-                    warnings.append(("unreadable", f"{exc}; frame skipped"))
-                    bar.update(1)
-                    continue
-                texts = frame_texts(result, outputs.settings, polygons_wanted=polygon_path is not None,
-                                    confidences_wanted=show_confidence, side_car=confidence_path is not None)
-                if not precision_checked:
-                    lossy = lossy_precision_warning(outputs.settings.precision, result.image.size)
-                    if lossy:
-                        warnings.append(("precision", lossy))
-                        precision_checked = True  # said once per run
-                for path, text in ((out_path, texts.obb), (confidence_path, texts.confidence),
-                                   (polygon_path, texts.polygon)):
-                    if path is not None:
-                        write_text_atomic(path, text)
-                        guard.wrote(path)
-                written.append(out_path)
-                hbb_files.append(hbb_path)
-                converted_frames.append(image_path)
-                warnings += [("bad-score", problem) for problem in texts.problems]
-                if texts.missing_scores:
-                    warnings.append(("no-score", f"{texts.missing_scores} of {len(texts.confidences)} HBBs in "
-                                                 f"{hbb_path} carry no usable detector confidence; the conversion's "
-                                                 "score is reported for those boxes"))
-                warnings += [("bad-hbb", f"{problem}; line skipped") for problem in result.label_file.problems]
-                broken_lines += len(result.label_file.problems)
-                fallback = result.conversion.fallback
-                for line, reason in zip(result.label_file.boxes.line.tolist(), result.conversion.reasons):
-                    if reason:
-                        warnings.append(("fallback", f"{hbb_path}:{line}: {reason}; the HBB was written as the OBB"))
-                        reasons[reason] = reasons.get(reason, 0) + 1
-                if save_img:
-                    from hbb2obb.converters.image.draw import draw_conversion
-
-                    drawing = outputs.drawing
-                    picture = draw_conversion(result.image, result.xyxy, result.conversion,
-                                              result.label_file.boxes.class_id, label_map=label_map,
-                                              show_hbb=drawing["show_hbb"], show_masks=drawing["show_masks"],
-                                              show_contours=drawing["show_segments"], show_obb=drawing["show_obb"],
-                                              show_labels=drawing["show_labels"], show_confidence=show_confidence,
-                                              confidences=texts.confidences)
-                    with atomic_path(viz_dir / f"{image_path.stem}.jpg") as temporary:
-                        picture.save(temporary, format="JPEG", quality=90)
-                    guard.wrote(viz_dir / f"{image_path.stem}.jpg")
-                readings[result.conversion.reading] = readings.get(result.conversion.reading, 0) + 1
-                frame_readings.append(f"{image_path.name} {result.conversion.reading}")
-                converted += 1
-                boxes += len(fallback)
-                fallbacks += int(fallback.sum())
-                share = fallback.sum() / len(fallback) if len(fallback) else 0.0
-                if fallback.any() and share > outputs.fallback_warn_share:
-                    warnings.append(("fallback-share", f"{int(fallback.sum())} of {len(fallback)} boxes in "
-                                                       f"{image_path.name} fell back to their HBB ({share:.1%})"))
-                if len(fallback) and fallback.all():
-                    wholly_fallen_back.append(image_path.name)
-                bar.update(1)
+        with progress_bar(len(plan.todo), "Converting", no_bar) as bar, \
+                task_executor(PROGRAM, jobs, scheduler, DEFAULT_RETRIES, _frame_failed) as executor:
+            outcomes = run_frames(plan, executor, guard, absolute=scheduler is not None,
+                                  on_frame=lambda index, outcome: bar.update(1))
     finally:
         guard.save()  # also when interrupted: the next run may replace what this one wrote
+    converted = boxes = fallbacks = broken_lines = 0
+    reasons, readings, frame_readings = {}, {}, []
+    unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
+    precision_said = False
+    for frame, outcome in zip(to_convert, outcomes):
+        if outcome.error is not None:
+            unreadable.append(frame.image)
+            warnings.append(("unreadable", outcome.error))
+            continue
+        if outcome.lossy and not precision_said:
+            warnings.append(("precision", outcome.lossy))
+            precision_said = True  # said once per run
+        warnings += [tuple(warning) for warning in outcome.warnings]
+        broken_lines += outcome.broken_lines  # warned one by one, counted on the Skipped: line
+        for reason in outcome.reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        readings[outcome.reading] = readings.get(outcome.reading, 0) + 1
+        frame_readings.append(f"{frame.image.name} {outcome.reading}")
+        written.append(frame.targets["obb"])
+        hbb_files.append(frame.hbb)
+        converted_frames.append(frame.image)
+        converted += 1
+        boxes += outcome.boxes
+        fallbacks += outcome.fallbacks
+        if outcome.fell_back_entirely:
+            wholly_fallen_back.append(frame.image.name)
     warn(PROGRAM, warnings)
     click.echo(f"Converted {boxes} boxes in {converted} frames in {time.perf_counter() - start:.2f} s -> {obb_dir}")
     click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
@@ -321,6 +297,15 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo(f"{PROGRAM}: error: {len(unreadable)} frame(s) could not be read and have no OBB file "
                    f"(first: {unreadable[0]})", err=True)
         raise SystemExit(1)
+
+
+def _frame_failed(call: tuple, exc: BaseException):
+    """A frame's Dask task given up on: its exception raised as a run in one process raises it, or,
+    for a lost worker, an error naming the frame."""
+    if type(exc).__name__ == "KilledWorker":
+        raise Hbb2ObbError(f"{call[3]}: {failure_reason(exc)}; the frames finished so far are kept: "
+                           "run again with --resume to convert the rest")
+    raise exc
 
 
 def orphan_prompts(hbb_dir: Path, frames: list) -> list[Path]:

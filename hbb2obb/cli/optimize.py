@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import shlex
 import signal
 import sys
@@ -16,6 +15,7 @@ import yaml
 
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import evaluation_options
+from hbb2obb.cli.workers import check_scheduler, task_executor
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.provenance import BENCHMARK_RECORD
@@ -33,15 +33,7 @@ from hbb2obb.sweep.benchmark import (
     select_runs,
 )
 from hbb2obb.sweep.benchmark_record import check_record_is_ours, write_benchmark_record
-from hbb2obb.sweep.dask_executor import (
-    DEFAULT_RETRIES,
-    DaskExecutor,
-    dask_client,
-    describe_cluster,
-    parse_scheduler,
-    require_distributed,
-    with_absolute_paths,
-)
+from hbb2obb.sweep.dask_executor import DEFAULT_RETRIES, with_absolute_paths
 from hbb2obb.sweep.documents import render_benchmark_folder, render_run_folder
 from hbb2obb.sweep.lock import RunLock
 from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
@@ -52,7 +44,6 @@ from hbb2obb.sweep.runner import (
     check_resumable,
     format_value,
     is_complete,
-    make_executor,
     measured_records,
     read_yaml,
     run_config_document,
@@ -136,7 +127,7 @@ def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, 
     todo = sum(plan.grid.size - reused for plan, _, reused in pending)
     several = len(pending) > 1
     counters = {plan.name: reused for plan, _, reused in pending}
-    with _executor(jobs, scheduler, retries) as executor, \
+    with task_executor(PROGRAM, jobs, scheduler, retries) as executor, \
             progress_bar(todo, "benchmark" if several else pending[0][0].name, no_bar, unit="point") as bar:
 
         def on_point(plan, record, best):
@@ -172,18 +163,6 @@ def _sweeping(plans):
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def _executor(jobs: int, scheduler, retries: int):
-    """Local processes, or a Dask cluster (its dashboard address on stderr) for ``--scheduler``."""
-    if scheduler is None:
-        yield make_executor(jobs)
-        return
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # no tracebacks: failed points say what happened
-    with dask_client(scheduler, retries) as client:
-        click.echo(f"{PROGRAM}: {describe_cluster(client)}", err=True)
-        yield DaskExecutor(client, retries)
 
 
 def _render_runs(folders, plot_metric: str, no_plot: bool, report: bool = False) -> list:
@@ -292,7 +271,7 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     """
     check_plot_metric(plot_metric)
     resolve_jobs(jobs)
-    scheduler = _check_scheduler(ctx, scheduler, retries)
+    scheduler = check_scheduler(ctx, scheduler, retries)
     command_line = shlex.join([PROGRAM] + sys.argv[1:])
     if refresh and (dry_run or resume):
         raise UsageError("--refresh converts nothing: it goes without --dry_run and --resume")
@@ -358,25 +337,6 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
     if run.best is None:
         click.echo(f"{PROGRAM}: error: no grid point of {plan.name} was scored: nothing to choose from", err=True)
         raise SystemExit(1)
-
-
-def _check_scheduler(ctx, scheduler, retries):
-    """``--scheduler`` parsed (Dask must be installed), and the flags that go with it checked."""
-    def given(name):
-        return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
-
-    if scheduler is None:
-        if given("retries"):
-            raise UsageError("--retries applies to grid points run on a Dask cluster: use it with --scheduler")
-        return None
-    if given("jobs"):
-        raise UsageError("--jobs runs local processes; with --scheduler the cluster's workers run the grid points "
-                         "(local:N for N local workers)")
-    if retries < 0:
-        raise UsageError(f"--retries must be 0 or more, got {retries}")
-    spec = parse_scheduler(scheduler)
-    require_distributed()
-    return spec
 
 
 def _summarise_folder(output_folder, command_line, plot_metric, no_plot, elapsed=None) -> None:

@@ -198,13 +198,19 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def point_failed(call: tuple, exc: BaseException) -> dict:
+    """A grid point's record once Dask gave up on its task: the last failed record, or one saying why."""
+    return exc.record if isinstance(exc, PointFailed) else failure_record(call, failure_reason(exc))
+
+
 class DaskExecutor:
     """Submit every call as a Dask task on ``client``; yield ``(index, result)`` as tasks finish.
 
     ``calls`` are :func:`hbb2obb.sweep.runner.run_grid_point` argument tuples. A task is tried up to
     ``retries`` more times when its point fails; then the failed record (or one saying why Dask
-    gave up, e.g. a lost worker) is yielded, so the sweep completes. Stopping the iteration early
-    (an error, Ctrl-C) cancels the tasks not yet finished.
+    gave up, e.g. a lost worker) is yielded, so the sweep completes. Other tasks (a converter's
+    frames) pass ``failed(call, exception)``: what to yield, or raise, for a task Dask gave up on.
+    Stopping the iteration early (an error, Ctrl-C) cancels the tasks not yet finished.
 
     Examples
     --------
@@ -212,11 +218,12 @@ class DaskExecutor:
     ...     outcome = run_sweep(plan, DaskExecutor(client, retries=2))
     """
 
-    def __init__(self, client, retries: int = DEFAULT_RETRIES):
+    def __init__(self, client, retries: int = DEFAULT_RETRIES, failed: Optional[Callable] = None):
         if retries < 0:
             raise UsageError(f"--retries must be 0 or more, got {retries}")
         self.client = client
         self.retries = retries
+        self.failed = failed or point_failed
 
     def __call__(self, function: Callable, calls: list) -> Iterator[tuple]:
         if not calls:
@@ -239,12 +246,10 @@ class DaskExecutor:
                 with contextlib.suppress(OSError):  # best effort: the scheduler may be the thing that is gone
                     self.client.cancel(pending)
 
-    @staticmethod
-    def _result(future, call: tuple):
+    def _result(self, future, call: tuple):
         if future.status == "finished":
             return future.result()
         if future.status == "error":
-            exc = future.exception()
-            return exc.record if isinstance(exc, PointFailed) else failure_record(call, failure_reason(exc))
+            return self.failed(call, future.exception())
         raise Hbb2ObbError(f"a grid point's Dask task was {future.status} (the scheduler restarted or the "
                            "connection was lost); the points finished so far are on disk: --resume measures the rest")

@@ -72,7 +72,9 @@ def test_single_image_and_pictures(dataset, tmp_path):
                  "--viz_dir", tmp_path / "viz", "-nb")
     assert result.exit_code == 0, result.output
     assert summary_numbers(result.output)[1] == 1
-    assert sorted(p.name for p in (tmp_path / "obb").iterdir()) == [".hbb2obb-written.json", f"{image.stem}.txt"]
+    # the labels, the record of written files and the record of frames (for --resume)
+    assert sorted(p.name for p in (tmp_path / "obb").iterdir()) == [".hbb2obb-frames.jsonl", ".hbb2obb-written.json",
+                                                                     f"{image.stem}.txt"]
     with Image.open(tmp_path / "viz" / f"{image.stem}.jpg") as picture, Image.open(image) as original:
         # the frame, then a footer strip with the colour key
         assert picture.width == original.width and picture.height > original.height
