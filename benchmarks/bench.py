@@ -14,7 +14,9 @@ then times, side by side in one run:
   (``--sets`` picks some of them);
 * (a) ``hbb2obb-eval GT PRED -nb --json`` as a whole process (interpreter start included)
   against (b) ``tests/oracles/shapely_reference.py GT PRED --json``, one shapely intersection per
-  box pair: the test oracle, on the Songdo-scale set.
+  box pair: the test oracle, on the Songdo-scale set;
+* the converter's throughput, ``hbb2obb -j 1`` against ``-j 2`` on generated frames with images
+  (benchmarks/bench_converter.py; ``--converter-frames``, 0 leaves it out).
 
 It prints the median wall time of each, the ratio b/a, the peak resident memory of each
 process, whether both printed the same metric dict (every value within 1e-9), how ``--jobs``
@@ -46,7 +48,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_peers  # noqa: E402  (beside this script)
+import bench_converter  # noqa: E402  (beside this script)
+import bench_peers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_SCRIPT = ROOT / "tests" / "oracles" / "shapely_reference.py"
@@ -551,6 +554,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="also time the baseline on one dense frame (minutes at 5,000 boxes)")
     parser.add_argument("--jobs", type=int, nargs="+", default=(1, 2), help="--jobs values to time (default 1 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--converter-frames", type=int, default=120,
+                        help="frames of the converter's throughput set, timed on 1 and 2 cores (0: skip it)")
     parser.add_argument("--keep", type=Path, help="write the data here and keep it (default: a temporary folder)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the stage breakdown")
     parser.add_argument("--detection-only", action="store_true",
@@ -792,6 +797,12 @@ def _run(args, scratch: Path) -> int:
     say()
 
     detection_cost(args, scratch, say)
+    say()
+
+    if args.converter_frames > 0:  # benchmarks/bench_converter.py: hbb2obb -j 1 against -j 2
+        if not bench_converter.converter_throughput(scratch, args.converter_frames, args.repeat, args.seed, say):
+            mismatches.append("hbb2obb -j 1 and -j 2 wrote different files")
+        say()
 
     if args.profile:
         wall, spent = profile(songdo, scratch)
