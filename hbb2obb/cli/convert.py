@@ -214,20 +214,22 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     targets += [record] if record is not None else []
     if not overwrite:
         guard.refuse_foreign(targets)
-    for kind in job.kinds():
-        folders[kind].mkdir(parents=True, exist_ok=True)
-    remove_temporaries(plan)
-    if resume:
-        click.echo(f"Resuming: {len(plan.done)} of {len(prompted)} frame(s) complete in {plan.record_path}, kept"
-                   if plan.resumed else f"Resuming: no record of an earlier run in {obb_dir}: converting every frame")
-    start = time.perf_counter()
-    try:
-        with progress_bar(len(plan.todo), "Converting", no_bar) as bar, \
-                task_executor(PROGRAM, jobs, scheduler, DEFAULT_RETRIES, _frame_failed) as executor:
-            outcomes = run_frames(plan, executor, guard, absolute=scheduler is not None,
-                                  on_frame=lambda index, outcome: bar.update(1))
-    finally:
-        guard.save()  # also when interrupted: the next run may replace what this one wrote
+    # The cluster first: a scheduler that does not answer leaves no folder behind.
+    with task_executor(PROGRAM, jobs, scheduler, DEFAULT_RETRIES, _frame_failed) as executor:
+        for kind in job.kinds():
+            folders[kind].mkdir(parents=True, exist_ok=True)
+        remove_temporaries(plan)
+        if resume:
+            click.echo(f"Resuming: {len(plan.done)} of {len(prompted)} frame(s) complete in {plan.record_path}, "
+                       "kept" if plan.resumed else
+                       f"Resuming: no record of an earlier run in {obb_dir}: converting every frame")
+        start = time.perf_counter()
+        try:
+            with progress_bar(len(plan.todo), "Converting", no_bar) as bar:
+                outcomes = run_frames(plan, executor, guard, absolute=scheduler is not None,
+                                      on_frame=lambda index, outcome: bar.update(1))
+        finally:
+            guard.save()  # also when interrupted: the next run may replace what this one wrote
     converted = boxes = fallbacks = broken_lines = 0
     reasons, readings, frame_readings = {}, {}, []
     unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
