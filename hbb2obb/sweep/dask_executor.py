@@ -238,7 +238,7 @@ class DaskExecutor:
             futures[future] = index
         try:
             for future in as_completed(futures, loop=self.client.loop):
-                index = futures[future]
+                index = futures.pop(future)  # released once yielded: the cluster frees the result
                 yield index, self._result(future, calls[index])
         finally:
             pending = [f for f in futures if not f.done()]

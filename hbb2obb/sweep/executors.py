@@ -37,7 +37,8 @@ class ProcessExecutor:
             futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
             try:
                 for future in as_completed(futures):
-                    yield futures[future], future.result()
+                    # Dropped once yielded: a result (a frame's picture) is not kept until the last one is in.
+                    yield futures.pop(future), future.result()
             finally:
                 for future in futures:
                     future.cancel()
