@@ -137,6 +137,11 @@ def dask_client(spec: SchedulerSpec, retries: int = DEFAULT_RETRIES, timeout: fl
         client = Client(spec.address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise InputError(f"--scheduler {spec.address}: no Dask scheduler answered ({exc})") from None
+    except (MemoryError, ValueError, TypeError, EOFError) as exc:
+        # something else answers there (a web server, a proxy): Dask reads its reply as a message
+        # length and fails in odd ways, e.g. allocating exabytes
+        raise InputError(f"--scheduler {spec.address}: what answers there is no Dask scheduler "
+                         f"({type(exc).__name__})") from None
     with client:
         yield client
 
