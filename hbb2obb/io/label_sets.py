@@ -36,6 +36,7 @@ from hbb2obb.io.images import ImageSizes, find_image
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
 from hbb2obb.io.text import parse_number, split_lines
+from hbb2obb.io.text_file import file_head
 from hbb2obb.io.write_plan import (  # noqa: F401  (callers import the format lists and checks from here)
     DOTA_EXT,
     HBB_FORMATS,
@@ -182,11 +183,7 @@ def formats_beside_text(folder: Path) -> list[str]:
 
 def _looks_like_voc(path: Path) -> bool:
     """Whether an ``.xml`` file opens a VOC ``<annotation>`` in its first 4 KiB."""
-    try:
-        with open(path, "rb") as handle:
-            return b"<annotation" in handle.read(4096)
-    except OSError:
-        return False
+    return b"<annotation" in file_head(path, 4096)
 
 
 def detect_format(path: Path) -> str:

@@ -62,6 +62,7 @@ from hbb2obb.io.frame_labels import (
     shown_json,
 )
 from hbb2obb.io.text import ProblemSink
+from hbb2obb.io.text_file import file_head
 
 BOX_TYPE = "rectanglelabels"
 #: region types that draw a shape other than a box: a broken row, never passed over unseen
@@ -73,11 +74,7 @@ _DECIMALS = 12  # percent of a side and degrees: corners of a 10^5-px frame roun
 
 def sniff(path: Path) -> bool:
     """Whether a ``.json`` file opens a list of tasks with ``data`` and annotations or predictions."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
-    except OSError:
-        return False
+    head = file_head(path)
     head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     return (head.startswith(b"[") and b'"data"' in head
             and (b'"annotations"' in head or b'"predictions"' in head) and b'"rbox"' not in head)

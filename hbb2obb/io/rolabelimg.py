@@ -32,6 +32,7 @@ from hbb2obb.io.frame_labels import (
     pixel_size,
 )
 from hbb2obb.io.text import ProblemSink, coordinate_reason, parse_number
+from hbb2obb.io.text_file import file_head
 from hbb2obb.io.voc import BOUNDS, parse_with_lines, recorded_size
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
@@ -42,11 +43,7 @@ def sniff(path: Path) -> bool:
 
     DIOR-R's ``<robndbox>`` of corners (``<x_left_top>``...) is not one.
     """
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
-    except OSError:
-        return False
+    head = file_head(path)
     return b"<annotation" in head and b"<robndbox>" in head and b"<x_left_top>" not in head
 
 

@@ -99,3 +99,15 @@ def read_text_file(path, what: str) -> str:
             raise InputError(f"{Path(path)}: {what} is not {encoding.upper()} text as its byte order mark says "
                              f"({exc.reason} at byte {exc.start})") from None
         raise InputError(f"{Path(path)}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+HEAD_BYTES = 65536  # how much of a file format sniffing looks at: what tells formats apart comes early
+
+
+def file_head(path, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes of a file (``b""`` when it cannot be read): what a format's ``sniff`` looks at."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""

@@ -16,17 +16,7 @@ from typing import Optional
 from hbb2obb.errors import InputError
 from hbb2obb.io.frame_labels import FrameLabels, make_boxes, names_lookup
 from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, parse_number
-
-HEAD_BYTES = 65536  # how much of a file sniffing looks at: the tags that tell formats apart come early
-
-
-def file_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first ``size`` bytes of a file (``b""`` when it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-    except OSError:
-        return b""
+from hbb2obb.io.text_file import HEAD_BYTES, file_head  # noqa: F401  (the XML readers import them from here)
 
 
 class ClassNames:
