@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from exact_rectangles import scores, write_yolo_rectangles
 from shapely import affinity
 from shapely.geometry import Polygon, box
 
-from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.cli.formats import main as convert_main
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.label_sets import read_set, sniff_format
@@ -99,26 +98,8 @@ def test_a_plain_voc_file_stays_voc(tmp_path):
     assert sniff_format(path) == "voc"
 
 
-def _yolo_set(root):
-    """Exact rotated rectangles with integer corners (sides along Pythagorean directions), as YOLO-OBB."""
-    rng = np.random.default_rng(3)
-    directions = [(4, 3), (3, 4), (12, 5), (5, 12), (15, 8), (-4, 3), (-12, 5), (1, 0), (0, 1)]
-    (root / "gt").mkdir()
-    for frame in range(3):
-        lines = []
-        for _ in range(5):
-            a, b = directions[int(rng.integers(len(directions)))]
-            k, m = int(rng.integers(2, 4)), 1  # never a square: a square's heading is undefined
-            x, y = (int(v) for v in rng.integers(60, 140, 2))
-            side, other = np.array([a, b]) * k, np.array([-b, a]) * m
-            quad = np.array([[x, y], [x, y] + side, [x, y] + side + other, [x, y] + other])
-            lines.append(f"{int(rng.integers(0, 2))} " + " ".join(str(int(v)) for v in quad.reshape(-1)))
-        (root / "gt" / f"f{frame}.txt").write_text("\n".join(lines) + "\n")
-    (root / "classes.yaml").write_text("0: car\n1: bus\n")
-
-
 def test_round_trip_and_scores_as_the_yolo_original(tmp_path):
-    _yolo_set(tmp_path)
+    write_yolo_rectangles(tmp_path)
     args = ["-mp", str(tmp_path / "classes.yaml"), "-iw", "200", "-ih", "200", "-nb"]
     result = CliRunner().invoke(convert_main, [str(tmp_path / "gt"), "--to", "rolabelimg", "-o", str(tmp_path / "ro"),
                                                *args])
@@ -139,14 +120,9 @@ def test_round_trip_and_scores_as_the_yolo_original(tmp_path):
                                                "-nb"])
     assert verify.exit_code == 0 and "rolabelimg" in verify.output, verify.output
 
-    def scores(gt):
-        fmt = "rolabelimg" if gt.name == "ro" else "yolo"
-        out = CliRunner().invoke(eval_main, [str(gt), str(tmp_path / "gt"), "-mp", str(tmp_path / "classes.yaml"),
-                                             "-nb", "--json", "--gt_format", fmt])
-        assert out.exit_code == 0, out.stderr
-        return json.loads(out.stdout)
-
-    ours, theirs = scores(tmp_path / "ro"), scores(tmp_path / "gt")
+    classes = tmp_path / "classes.yaml"
+    ours = scores(tmp_path / "ro", tmp_path / "gt", classes, "rolabelimg")
+    theirs = scores(tmp_path / "gt", tmp_path / "gt", classes, "yolo")
     assert ours["total_matches"] == theirs["total_matches"] == 15
     for key in ("avg_iou", "median_iou", "avg_angle_error"):
         assert ours[key] == pytest.approx(theirs[key], abs=1e-6), key
