@@ -27,13 +27,12 @@ from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
     image_name_of,
-    make_boxes,
-    names_lookup,
     pixel_size,
 )
-from hbb2obb.io.text import ProblemSink, coordinate_reason, parse_number
+from hbb2obb.io.text import coordinate_reason, parse_number
 from hbb2obb.io.text_file import file_head
-from hbb2obb.io.voc import BOUNDS, parse_with_lines, recorded_size
+from hbb2obb.io.voc import BOUNDS, parse_with_lines
+from hbb2obb.io.xml_labels import FrameBuilder, decimal_text, xml_size
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
 
@@ -84,40 +83,12 @@ def read(path: str | Path, *, strict: bool, label_map: Optional[dict] = None,
     root, element_line = parse_with_lines(path, "roLabelImg file")
     if root.tag != "annotation":
         raise InputError(f"{path}: not a roLabelImg file (root element <{root.tag}>, expected <annotation>)")
-    sink = ProblemSink(path, strict)
-    lookup = names_lookup(label_map) if label_map else None
-    discovered = {} if discovered is None else discovered
-    corners, classes, lines, difficult = [], [], [], []
+    frame = FrameBuilder(path, strict, label_map, discovered)
     for obj in root.iter("object"):
-        line = element_line.get(id(obj), 0)
-        name = (obj.findtext("name") or "").strip()
-        if not name:
-            sink.report(line, "object without <name>")
-            continue
-        if lookup is not None:
-            class_id = lookup.get(name, lookup.get(name.lower()))
-            if class_id is None:
-                sink.report(line, f"class name {name!r} is not in the label map")
-                continue
-        else:
-            class_id = next((i for i, known in discovered.items() if known == name), len(discovered))
-            discovered.setdefault(class_id, name)
-        quad, reason = _object_corners(obj)
-        if reason is not None:
-            sink.report(line, reason)
-            continue
-        flag = (obj.findtext("difficult") or "0").strip()
-        if flag not in ("0", "1"):
-            sink.report(line, f"<difficult> must be 0 or 1, found {flag!r}")
-            continue
-        corners.append(quad)
-        classes.append(class_id)
-        lines.append(line)
-        difficult.append(flag == "1")
-    size = recorded_size(root)
-    image_name = image_name_of((root.findtext("filename") or "").strip(), path.stem)
-    return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems),
-                       image_name)
+        corners, reason = _object_corners(obj)
+        frame.add(element_line.get(id(obj), 0), obj.findtext("name") or "", corners, reason, obj.findtext("difficult"))
+    size = xml_size(root.findtext("size/width"), root.findtext("size/height"))
+    return frame.frame(size, image_name_of((root.findtext("filename") or "").strip(), path.stem))
 
 
 def _object_corners(obj) -> tuple[Optional[list], Optional[str]]:
@@ -171,12 +142,6 @@ def box_parameters(quad: np.ndarray) -> tuple[float, float, float, float, float]
     return float(cx), float(cy), w, h, angle
 
 
-def _number(value: float, decimals: int = 6) -> str:
-    """``decimals`` decimals without trailing zeros (``0.5``, ``12``, ``0``)."""
-    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
-
-
 def write(path: str | Path, frame: FrameLabels, names: dict, *, obb: bool, image_name: Optional[str] = None,
           image_ext: str = ".jpg") -> None:
     """Write one roLabelImg file: every box a ``<robndbox>`` (6 decimals, the angle 10), the frame's size recorded.
@@ -207,6 +172,6 @@ def write(path: str | Path, frame: FrameLabels, names: dict, *, obb: bool, image
         robndbox = ET.SubElement(obj, "robndbox")
         for key, value in zip(ROTATED, box_parameters(boxes.corners[row])):
             # the angle to 10 decimals: 1e-6 rad would move a corner 40 px away by 4e-5 px
-            ET.SubElement(robndbox, key).text = _number(value, 10 if key == "angle" else 6)
+            ET.SubElement(robndbox, key).text = decimal_text(value, 10 if key == "angle" else 6)
     ET.indent(root)
     write_text_atomic(path, ET.tostring(root, encoding="unicode") + "\n")

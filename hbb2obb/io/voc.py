@@ -21,8 +21,9 @@ from hbb2obb.io.frame_labels import (
     names_lookup,
     pixel_size,
 )
-from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, coordinate_reason, parse_number
+from hbb2obb.io.text import ProblemSink, coordinate_reason, parse_number
 from hbb2obb.io.text_file import read_file_bytes
+from hbb2obb.io.xml_labels import xml_size
 
 BOUNDS = ("xmin", "ymin", "xmax", "ymax")
 
@@ -65,14 +66,6 @@ def parse_with_lines(path: Path, what: str = "VOC file"):
         raise InputError(f"{path}: refused: the XML declares entities or refers to external ones ({exc}); "
                          f"a {what} needs neither") from None
     return root, builder.lines
-
-
-def recorded_size(root) -> Optional[tuple]:
-    """``(width, height)`` from a VOC-style ``<size>`` element, or ``None`` when absent or unusable."""
-    width, height = (parse_number((root.findtext(f"size/{key}") or "").strip()) for key in ("width", "height"))
-    if width and height and 0 < width <= MAX_COORDINATE and 0 < height <= MAX_COORDINATE:
-        return tuple(int(v) if float(v).is_integer() else v for v in (width, height))
-    return None
 
 
 def voc_names(paths) -> dict:
@@ -139,7 +132,7 @@ def read_voc(path: str | Path, *, strict: bool, label_map: dict) -> FrameLabels:
         classes.append(class_id)
         lines.append(line)
         difficult.append(flag == "1")
-    size = recorded_size(root)
+    size = xml_size(root.findtext("size/width"), root.findtext("size/height"))
     return FrameLabels(path.stem, make_boxes(corners, classes, lines, difficult), size, path, tuple(sink.problems),
                        image_name_of((root.findtext("filename") or "").strip(), path.stem))
 
