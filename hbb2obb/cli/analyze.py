@@ -228,13 +228,16 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
                    boundary_classes=boundary_classes, worst=worst)
     if errors is not None:
         data["detection_errors"] = errors
-    outcomes = []
+    outcomes, metrics = [], None
+    if gates or junit is not None or summary is not None:  # the metric dict, for the gates and the reports
+        from hbb2obb.scoring.metric_dict import summarize
+
+        metrics = summarize(result)
     if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
         from hbb2obb.analysis.detection_errors import with_error_keys
         from hbb2obb.gates.require import gate_outcomes
-        from hbb2obb.scoring.metric_dict import summarize
 
-        outcomes = gate_outcomes(gates, with_error_keys(summarize(result), errors))
+        outcomes = gate_outcomes(gates, with_error_keys(metrics, errors))
     warn(PROGRAM, warnings)
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
@@ -248,22 +251,20 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if guard is not None:
         guard.save()
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir,
-                          outcomes)
+    emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
+                          metrics)
     for gate, passed, value in outcomes:
         click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})")
     if not all(passed for _, passed, _ in outcomes):
         raise SystemExit(1)
 
 
-def emit_analysis_reports(junit, summary, result, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir,
-                          outcomes=()):
-    """``--junit`` (one test case per ``--require`` gate) and ``--summary``."""
+def emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
+                          metrics):
+    """``--junit`` (one test case per ``--require`` gate) and ``--summary``, from the run's metric dict."""
     if junit is None and summary is None:
         return
-    from hbb2obb.scoring.metric_dict import summarize
-
     pictures = [] if out_dir is None else [out_dir / name for name in (OUTPUTS[2], ERRORS_FIGURE)] + (
         [out_dir / name for name in WORST_SHEETS] if worst else [])
-    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=summarize(result),
+    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
                     label_map=label_map, started=started, warnings=warnings, pictures=pictures, outcomes=outcomes)

@@ -168,17 +168,18 @@ def formats_present(path: Path) -> list[str]:
 
 
 def formats_beside_text(folder: Path) -> list[str]:
-    """The formats of the VOC, COCO and LabelMe label files of a folder.
+    """The formats of the label files of a folder that are not ``NAME.txt`` (VOC, COCO, LabelMe, registered ones).
 
     For a folder read as ``.txt`` labels: any answer means the folder mixes formats. (``NAME.dota``
-    beside ``NAME.txt`` is no mix: it carries the difficult flags of the same boxes.)
+    beside ``NAME.txt`` is no mix: it carries the difficult flags of the same boxes.) An ``.xml``
+    file counts as VOC only when no registered XML format claims the folder's files, and only when
+    it opens an ``<annotation>`` (a metadata file is none).
     """
-    found = []
-    if any(_looks_like_voc(p) for p in _listed(folder, EXTENSIONS["voc"])):  # not any .xml: a metadata file is none
-        found.append("voc")
     others = [name for name, spec in REGISTERED.items() if spec.suffix != ".txt"]
-    found = [fmt for fmt in found if not any(label_files(folder, o) for o in others if EXTENSIONS[o] == ".xml")]
-    return found + [fmt for fmt in ("coco", "labelme", *others) if label_files(folder, fmt)]
+    present = [fmt for fmt in ("coco", "labelme", *others) if label_files(folder, fmt)]
+    voc = not any(EXTENSIONS[fmt] == ".xml" for fmt in present) and any(
+        _looks_like_voc(p) for p in _listed(folder, EXTENSIONS["voc"]))
+    return ["voc"] * voc + present
 
 
 def _looks_like_voc(path: Path) -> bool:
