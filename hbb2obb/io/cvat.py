@@ -39,7 +39,7 @@ from hbb2obb.io.frame_labels import FrameLabels, image_name_of, make_boxes, pixe
 from hbb2obb.io.rolabelimg import rotated_corners
 from hbb2obb.io.text import ProblemSink
 from hbb2obb.io.voc import parse_with_lines
-from hbb2obb.io.xml_labels import ClassNames, decimal_text, file_head, root_tag, xml_numbers, xml_size
+from hbb2obb.io.xml_labels import ClassNames, decimal_text, root_tag, xml_numbers, xml_size
 
 BOX_KEYS = ("xtl", "ytl", "xbr", "ybr")
 SHAPES = ("box", "polygon")
@@ -47,9 +47,9 @@ MAX_FRAMES = 10_000_000  # a video task's frame count beyond this is a broken fi
 RECTANGLE_TOLERANCE = 0.01  # px: a quad this close to a rectangle is written as a rotated <box>
 
 
-def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file's root element is CVAT's ``<annotations>``."""
-    return root_tag(file_head(path)) == "annotations"
+def sniff(head: bytes) -> bool:
+    """Whether an ``.xml`` file's head (its first bytes) opens CVAT's root element ``<annotations>``."""
+    return root_tag(head) == "annotations"
 
 
 def box_corners(xtl: float, ytl: float, xbr: float, ybr: float, rotation: float) -> list:

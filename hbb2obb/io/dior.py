@@ -17,15 +17,14 @@ from typing import Optional
 from hbb2obb.errors import InputError
 from hbb2obb.io.frame_labels import FrameLabels, axis_rect, image_name_of
 from hbb2obb.io.voc import BOUNDS, parse_with_lines
-from hbb2obb.io.xml_labels import FrameBuilder, file_head, root_tag, xml_numbers, xml_size
+from hbb2obb.io.xml_labels import FrameBuilder, root_tag, xml_numbers, xml_size
 
 CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top",
            "x_right_bottom", "y_right_bottom", "x_left_bottom", "y_left_bottom")
 
 
-def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file is a VOC ``<annotation>`` holding DIOR-R's ``<x_left_top>`` corners."""
-    head = file_head(path)
+def sniff(head: bytes) -> bool:
+    """Whether an ``.xml`` file's head is a VOC ``<annotation>`` holding DIOR-R's ``<x_left_top>`` corners."""
     return root_tag(head) == "annotation" and b"<x_left_top>" in head
 
 

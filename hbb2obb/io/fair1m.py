@@ -16,12 +16,11 @@ from typing import Optional
 from hbb2obb.errors import InputError
 from hbb2obb.io.frame_labels import FrameLabels, image_name_of
 from hbb2obb.io.voc import parse_with_lines
-from hbb2obb.io.xml_labels import FrameBuilder, file_head, root_tag, xml_numbers, xml_size
+from hbb2obb.io.xml_labels import FrameBuilder, root_tag, xml_numbers, xml_size
 
 
-def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file is an ``<annotation>`` with FAIR1M's ``<objects>`` or ``<possibleresult>``."""
-    head = file_head(path)
+def sniff(head: bytes) -> bool:
+    """Whether an ``.xml`` file's head is an ``<annotation>`` with FAIR1M's ``<objects>`` or ``<possibleresult>``."""
     return root_tag(head) == "annotation" and any(tag in head for tag in (b"<possibleresult>", b"<objects>",
                                                                         b"<objects/>"))
 

@@ -10,9 +10,10 @@ itself. Every other format is a module of :mod:`hbb2obb.io` described here by a
 :class:`FormatSpec`, and reached through the same functions (reading, writing, detection,
 ``--verify``). Its module provides, by name:
 
-``sniff(path) -> bool``
-    Whether a file with the format's suffix is one of its files (look at the content: several
-    formats share ``.xml`` and ``.json``).
+``sniff(head) -> bool``
+    Whether a file with the format's suffix is one of its files, from its first bytes (``head``,
+    :func:`~hbb2obb.io.text_file.file_head`, read once for every format that shares the suffix:
+    several share ``.xml`` and ``.json``).
 ``read(path, *, strict, label_map, discovered) -> FrameLabels``
     One file per frame; ``discovered`` collects class names met without a label map, as
     :func:`~hbb2obb.io.labelme.read_labelme` does. For a one-file format:

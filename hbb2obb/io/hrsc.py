@@ -19,14 +19,14 @@ from hbb2obb.errors import InputError
 from hbb2obb.io.frame_labels import FrameLabels, image_name_of
 from hbb2obb.io.rolabelimg import rotated_corners
 from hbb2obb.io.voc import parse_with_lines
-from hbb2obb.io.xml_labels import FrameBuilder, file_head, root_tag, xml_numbers, xml_size
+from hbb2obb.io.xml_labels import FrameBuilder, root_tag, xml_numbers, xml_size
 
 ROTATED = ("mbox_cx", "mbox_cy", "mbox_w", "mbox_h", "mbox_ang")
 
 
-def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file's root element is ``<HRSC_Image>``."""
-    return root_tag(file_head(path)) == "HRSC_Image"
+def sniff(head: bytes) -> bool:
+    """Whether an ``.xml`` file's head (its first bytes) opens the root element ``<HRSC_Image>``."""
+    return root_tag(head) == "HRSC_Image"
 
 
 def object_corners(obj) -> tuple[Optional[list], Optional[str]]:

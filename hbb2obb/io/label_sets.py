@@ -99,8 +99,11 @@ def format_module(fmt: str):
 
 def _registered_kind(path: Path, suffix: str) -> Optional[str]:
     """The registered format a file is one of, by its suffix and its content; ``None`` if none."""
-    return next((name for name, spec in REGISTERED.items()
-                 if spec.suffix == suffix and format_module(name).sniff(path)), None)
+    candidates = [name for name, spec in REGISTERED.items() if spec.suffix == suffix]
+    if not candidates:
+        return None
+    head = file_head(path)  # read once: five formats share .xml, and a VOC folder is sniffed file by file
+    return next((name for name in candidates if format_module(name).sniff(head)), None)
 
 
 def sniff_format(path: Path) -> Optional[str]:

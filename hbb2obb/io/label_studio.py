@@ -62,7 +62,6 @@ from hbb2obb.io.frame_labels import (
     shown_json,
 )
 from hbb2obb.io.text import ProblemSink
-from hbb2obb.io.text_file import file_head
 
 BOX_TYPE = "rectanglelabels"
 #: region types that draw a shape other than a box: a broken row, never passed over unseen
@@ -72,9 +71,8 @@ _UPLOAD_PREFIX = re.compile(r"[0-9a-f]{8}-")
 _DECIMALS = 12  # percent of a side and degrees: corners of a 10^5-px frame round-trip within 1e-6 px
 
 
-def sniff(path: Path) -> bool:
-    """Whether a ``.json`` file opens a list of tasks with ``data`` and annotations or predictions."""
-    head = file_head(path)
+def sniff(head: bytes) -> bool:
+    """Whether a ``.json`` file's head opens a list of tasks with ``data`` and annotations or predictions."""
     head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     return (head.startswith(b"[") and b'"data"' in head
             and (b'"annotations"' in head or b'"predictions"' in head) and b'"rbox"' not in head)

@@ -30,19 +30,17 @@ from hbb2obb.io.frame_labels import (
     pixel_size,
 )
 from hbb2obb.io.text import coordinate_reason, parse_number
-from hbb2obb.io.text_file import file_head
 from hbb2obb.io.voc import BOUNDS, parse_with_lines
 from hbb2obb.io.xml_labels import FrameBuilder, decimal_text, xml_size
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
 
 
-def sniff(path: Path) -> bool:
-    """Whether an ``.xml`` file holds a roLabelImg ``<robndbox>`` (its first 64 KiB are looked at).
+def sniff(head: bytes) -> bool:
+    """Whether an ``.xml`` file's head (its first 64 KiB) holds a roLabelImg ``<robndbox>``.
 
     DIOR-R's ``<robndbox>`` of corners (``<x_left_top>``...) is not one.
     """
-    head = file_head(path)
     return b"<annotation" in head and b"<robndbox>" in head and b"<x_left_top>" not in head
 
 

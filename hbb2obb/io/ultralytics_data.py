@@ -38,7 +38,6 @@ from hbb2obb.io.frame_labels import FrameLabels, make_boxes
 from hbb2obb.io.images import image_size
 from hbb2obb.io.labelmap import load_label_map, load_yaml
 from hbb2obb.io.text import NORMALIZED_LIMIT, split_lines
-from hbb2obb.io.text_file import file_head
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
@@ -47,9 +46,8 @@ IMG_FORMATS = ("bmp", "dng", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp",
 SPLITS = ("train", "val", "test", "minival")
 
 
-def sniff(path: Path) -> bool:
-    """Whether a ``.yaml`` file looks like a dataset YAML: ``names`` or ``nc``, and a split key."""
-    head = file_head(path)
+def sniff(head: bytes) -> bool:
+    """Whether a ``.yaml`` file's head looks like a dataset YAML: ``names`` or ``nc``, and a split key."""
     lines = [line.split(b":", 1)[0].strip() for line in head.splitlines() if line[:1] not in (b" ", b"\t", b"#")]
     return bool({b"names", b"nc"} & set(lines)) and bool({b"train", b"val", b"validation", b"test"} & set(lines))
 

@@ -36,12 +36,10 @@ from hbb2obb.errors import InputError
 from hbb2obb.io.coco import frame_stem, is_id, load_json
 from hbb2obb.io.frame_labels import FrameLabels, json_numbers, make_boxes, shown_json, turned_rect
 from hbb2obb.io.text import ProblemSink
-from hbb2obb.io.text_file import file_head
 
 
-def sniff(path: Path) -> bool:
-    """Whether a ``.json`` file opens a list of detections with ``image_id`` and ``rbox`` or ``poly``."""
-    head = file_head(path)
+def sniff(head: bytes) -> bool:
+    """Whether a ``.json`` file's head opens a list of detections with ``image_id`` and ``rbox`` or ``poly``."""
     head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     return head.startswith(b"[") and b'"image_id"' in head and (b'"rbox"' in head or b'"poly"' in head)
 

@@ -1,4 +1,4 @@
-"""What the XML label readers beyond VOC share: a look at a file's head, class names, numbers, sizes.
+"""What the XML label readers beyond VOC share: class names, numbers, sizes, the root element of a head.
 
 The formats of :data:`~hbb2obb.io.format_names.REGISTERED` stored as ``.xml`` (roLabelImg, CVAT,
 HRSC2016, DIOR-R, FAIR1M) all name classes by text and write numbers as element text or
@@ -16,7 +16,6 @@ from typing import Optional
 from hbb2obb.errors import InputError
 from hbb2obb.io.frame_labels import FrameLabels, make_boxes, names_lookup
 from hbb2obb.io.text import MAX_COORDINATE, ProblemSink, parse_number
-from hbb2obb.io.text_file import HEAD_BYTES, file_head  # noqa: F401  (the XML readers import them from here)
 
 
 class ClassNames:
