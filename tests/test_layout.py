@@ -21,7 +21,7 @@ STAGES = {
     "detection",
     "gates",
     "analysis",
-    "sweep",
+    "sweeps",
     "converters",
     "plotting",
     "report",

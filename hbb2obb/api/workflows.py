@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # named in hints only: each is imported by the function that 
 
     from hbb2obb.converters.image.converter import ImageConversion
     from hbb2obb.converters.image.params import ImageParams
-    from hbb2obb.sweep.runner import SweepOutcome
+    from hbb2obb.sweeps.runner import SweepOutcome
 
 
 @dataclass
@@ -222,9 +222,9 @@ def sweep(images: Optional[PathLike], gt: PathLike, hbb: PathLike, out_dir: Path
     SweepOutcome
         ``records`` in grid order, the ``best`` one by mean IoU, counts of measured and reused points.
     """
-    from hbb2obb.sweep.benchmark import RunSpec, plan_run
-    from hbb2obb.sweep.executors import make_executor
-    from hbb2obb.sweep.runner import EvalSpec, SweepInputs, check_resumable, read_yaml, run_sweep
+    from hbb2obb.sweeps.benchmark import RunSpec, plan_run
+    from hbb2obb.sweeps.executors import make_executor
+    from hbb2obb.sweeps.runner import EvalSpec, SweepInputs, check_resumable, read_yaml, run_sweep
 
     size = {} if image_size is None else {"img_width": image_size[0], "img_height": image_size[1]}
     spec = RunSpec(name or converter, converter, axes=dict(axes), evaluation=size)

@@ -33,7 +33,7 @@ from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
-from hbb2obb.sweep.dask_executor import DEFAULT_RETRIES, failure_reason
+from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
 
 PROGRAM = "hbb2obb"
 

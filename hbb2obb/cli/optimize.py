@@ -21,7 +21,7 @@ from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.provenance import BENCHMARK_RECORD
 from hbb2obb.report.textable import render_table
 from hbb2obb.scoring.evaluate import resolve_jobs
-from hbb2obb.sweep.benchmark import (
+from hbb2obb.sweeps.benchmark import (
     DEFAULT_MISSING_PRED,
     RunSpec,
     default_converter,
@@ -32,12 +32,12 @@ from hbb2obb.sweep.benchmark import (
     run_folders,
     select_runs,
 )
-from hbb2obb.sweep.benchmark_record import check_record_is_ours, write_benchmark_record
-from hbb2obb.sweep.dask_executor import DEFAULT_RETRIES, with_absolute_paths
-from hbb2obb.sweep.documents import render_benchmark_folder, render_run_folder
-from hbb2obb.sweep.lock import RunLock
-from hbb2obb.sweep.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
-from hbb2obb.sweep.runner import (
+from hbb2obb.sweeps.benchmark_record import check_record_is_ours, write_benchmark_record
+from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, with_absolute_paths
+from hbb2obb.sweeps.documents import render_benchmark_folder, render_run_folder
+from hbb2obb.sweeps.lock import RunLock
+from hbb2obb.sweeps.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
+from hbb2obb.sweeps.runner import (
     RESULTS_NAME,
     RUN_CONFIG_NAME,
     SweepInputs,
@@ -204,7 +204,7 @@ def _benchmark_summary(folder, runs, command_line, inputs, config_name, plot_met
 
 
 def _dry_run(plans, inputs, resume: bool, title: str) -> str:
-    from hbb2obb.sweep.report import render_dry_run
+    from hbb2obb.sweeps.report import render_dry_run
 
     entries = []
     for plan in plans:

@@ -1,8 +1,8 @@
 """Where a command's independent tasks run: ``--jobs`` local processes or a ``--scheduler`` Dask cluster.
 
 Shared by ``hbb2obb-optimize`` (grid points) and ``hbb2obb`` (frames): the flags are checked
-the same way and the executor is the sweep's (:mod:`hbb2obb.sweep.executors`,
-:mod:`hbb2obb.sweep.dask_executor`).
+the same way and the executor is the sweep's (:mod:`hbb2obb.sweeps.executors`,
+:mod:`hbb2obb.sweeps.dask_executor`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Callable, Optional
 import click
 
 from hbb2obb.errors import UsageError
-from hbb2obb.sweep.dask_executor import (
+from hbb2obb.sweeps.dask_executor import (
     DaskExecutor,
     dask_client,
     describe_cluster,
     parse_scheduler,
     require_distributed,
 )
-from hbb2obb.sweep.executors import make_executor
+from hbb2obb.sweeps.executors import make_executor
 
 
 def check_scheduler(ctx, scheduler: Optional[str], retries: Optional[int], tasks: str = "grid points"):

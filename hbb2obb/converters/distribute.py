@@ -3,7 +3,7 @@
 The frames of a conversion are independent: each one is a task
 (:func:`hbb2obb.converters.frame_tasks.convert_one`) handed to an *executor*, any callable
 ``executor(function, calls)`` that yields ``(index, result)`` as results arrive, in any order
-(the sweep's: in this process, a process pool, or a Dask cluster; :mod:`hbb2obb.sweep.executors`).
+(the sweep's: in this process, a process pool, or a Dask cluster; :mod:`hbb2obb.sweeps.executors`).
 This process writes every file as its frame arrives, atomically, records it in the folder's
 record of written files (:class:`hbb2obb.io.written.OutputGuard`) and in the run's record of
 frames (:mod:`hbb2obb.converters.frame_record`), and returns each frame's outcome in the

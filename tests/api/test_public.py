@@ -69,3 +69,17 @@ def test_importing_the_eval_command_loads_no_other_part_of_the_api():
             "or m.startswith('hbb2obb.analysis') or m in ('pandas', 'hbb2obb.gates.junit', 'hbb2obb.gates.summary')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['hbb2obb.api', 'hbb2obb.api.evaluation', 'hbb2obb.api.inputs']"
+
+
+def test_every_public_name_stays_what_it_is_after_the_subpackages_are_imported():
+    """A subpackage named like a public function would replace it on the package once imported
+    (``hbb2obb.sweep`` became the ``sweep/`` package after the first sweep ran)."""
+    import importlib
+    import pkgutil
+
+    import hbb2obb
+
+    exported = {name: getattr(hbb2obb, name) for name in hbb2obb.__all__}
+    for module in pkgutil.iter_modules(hbb2obb.__path__):
+        importlib.import_module(f"hbb2obb.{module.name}")
+    assert {name for name in exported if getattr(hbb2obb, name) is not exported[name]} == set()

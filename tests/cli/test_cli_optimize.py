@@ -157,8 +157,8 @@ def test_dry_run_prints_the_plan_and_writes_nothing(data):
 
 
 def test_plot_metric_writes_its_own_plot_and_never_plot_png(data):
-    from hbb2obb.sweep.plots import save_figure, sweep_figure
-    from hbb2obb.sweep.report import load_run
+    from hbb2obb.sweeps.plots import save_figure, sweep_figure
+    from hbb2obb.sweeps.report import load_run
 
     folder = data / "benchmark_results" / "identity"
     assert run(data / "images", data / "labels_obb_gt", "-sf", "0", "0.05", "-pm", "median_iou", "-nb").exit_code == 0

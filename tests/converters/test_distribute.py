@@ -15,7 +15,7 @@ from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS
 from hbb2obb.converters.image.outputs import OutputSettings
 from hbb2obb.errors import UsageError
 from hbb2obb.io.written import OutputGuard
-from hbb2obb.sweep.executors import serial_executor
+from hbb2obb.sweeps.executors import serial_executor
 
 DRAWING = {"show_hbb": True, "show_masks": True, "show_segments": True, "show_obb": True, "show_labels": True,
            "show_confidence": True}

@@ -50,8 +50,8 @@ def _write(path, data) -> None:
 
 @pytest.mark.parametrize("reader", ["label map", "golden", "sweep", "benchmark"])
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path, reader):
-    from hbb2obb.sweep.benchmark import load_benchmark
-    from hbb2obb.sweep.runner import read_yaml
+    from hbb2obb.sweeps.benchmark import load_benchmark
+    from hbb2obb.sweeps.runner import read_yaml
 
     path = tmp_path / "bomb.yaml"
     path.write_text(_bomb() if reader != "label map" else "names:\n" + "".join(

@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import PercentFormatter
 
 from hbb2obb.io.atomic import atomic_path
-from hbb2obb.sweep.report import PLOT_METRICS, metric_value
-from hbb2obb.sweep.runner import format_value
+from hbb2obb.sweeps.report import PLOT_METRICS, metric_value
+from hbb2obb.sweeps.runner import format_value
 
 COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MIN_AREA, MAX_AREA = 25.0, 320.0  # marker areas (pt^2) of the fastest and the slowest point

@@ -7,8 +7,8 @@ Four small pieces, so each can be swapped alone:
 - :func:`run_grid_point`: one point, a pure function of plain, picklable arguments that returns
   a plain dict (its *record*): convert every HBB file into a temporary folder, score it with
   the shared core, and keep the metric dict without per-class detail.
-- executors (:mod:`hbb2obb.sweep.executors`, and on a cluster
-  :class:`hbb2obb.sweep.dask_executor.DaskExecutor`): call a function on a list of argument tuples
+- executors (:mod:`hbb2obb.sweeps.executors`, and on a cluster
+  :class:`hbb2obb.sweeps.dask_executor.DaskExecutor`): call a function on a list of argument tuples
   and yield ``(index, result)`` as results arrive, in any order.
 - :func:`run_sweep` (:func:`run_sweeps` for several at once): feed the points that are still
   missing to an executor and write ``results.yaml`` atomically after every point, in grid
@@ -40,8 +40,8 @@ from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings, evaluate_frames
 from hbb2obb.scoring.metric_dict import summarize
-from hbb2obb.sweep.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
-from hbb2obb.sweep.records import (
+from hbb2obb.sweeps.executors import Executor, ProcessExecutor, make_executor, serial_executor  # noqa: F401
+from hbb2obb.sweeps.records import (
     describe_output_problems,
     fingerprint,
     output_problems,
@@ -288,7 +288,7 @@ class SweepPlan:
 
     @functools.cached_property
     def measured_with(self) -> dict:
-        """The :func:`~hbb2obb.sweep.records.fingerprint` of this plan, taken once (it reads the
+        """The :func:`~hbb2obb.sweeps.records.fingerprint` of this plan, taken once (it reads the
         label folders), at the sweep's start: what every record it measures is stamped with."""
         return fingerprint(self)
 
@@ -296,7 +296,7 @@ class SweepPlan:
     def scratch_root(self) -> Optional[Path]:
         """Where grid points convert: inside the run folder, so no kill leaves litter elsewhere
         (``None``, the system temp folder, when not :attr:`scratch_in_run_folder`)."""
-        from hbb2obb.sweep.lock import SCRATCH_NAME
+        from hbb2obb.sweeps.lock import SCRATCH_NAME
 
         return Path(os.path.abspath(self.folder)) / SCRATCH_NAME if self.scratch_in_run_folder else None
 

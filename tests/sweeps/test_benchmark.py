@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from hbb2obb.errors import ConfigError, InputError, UsageError
-from hbb2obb.sweep.benchmark import RunSpec, load_benchmark, plan_run, select_runs
-from hbb2obb.sweep.documents import (
+from hbb2obb.sweeps.benchmark import RunSpec, load_benchmark, plan_run, select_runs
+from hbb2obb.sweeps.documents import (
     benchmark_rows,
     render_benchmark_folder,
     render_benchmark_md,
@@ -18,9 +18,9 @@ from hbb2obb.sweep.documents import (
     render_run_folder,
     tied_with_leader,
 )
-from hbb2obb.sweep.plots import pareto_front
-from hbb2obb.sweep.report import check_plot_metric, edge_notes, infer_axes, load_run, render_dry_run, with_sem
-from hbb2obb.sweep.runner import SweepInputs
+from hbb2obb.sweeps.plots import pareto_front
+from hbb2obb.sweeps.report import check_plot_metric, edge_notes, infer_axes, load_run, render_dry_run, with_sem
+from hbb2obb.sweeps.runner import SweepInputs
 
 VALID = """\
 img_source: data/images

@@ -34,8 +34,8 @@ from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.sweep.report import load_run
-from hbb2obb.sweep.runner import (
+from hbb2obb.sweeps.report import load_run
+from hbb2obb.sweeps.runner import (
     AXIS_SPELLINGS,
     RESULTS_NAME,
     EvalSpec,

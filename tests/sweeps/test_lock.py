@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from hbb2obb.sweep.lock import LOCK_NAME, SCRATCH_NAME, LockedError, RunLock
+from hbb2obb.sweeps.lock import LOCK_NAME, SCRATCH_NAME, LockedError, RunLock
 
 HOLD = """\
 import sys, time
-from hbb2obb.sweep.lock import RunLock
+from hbb2obb.sweeps.lock import RunLock
 with RunLock(sys.argv[1]):
     print("held", flush=True)
     sys.stdin.readline()

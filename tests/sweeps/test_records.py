@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hbb2obb.sweep.records import output_problems, record_problem, setting_changes
+from hbb2obb.sweeps.records import output_problems, record_problem, setting_changes
 
 
 @pytest.mark.parametrize("record, problem", [

@@ -17,8 +17,8 @@ from typing import Optional
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.report.textable import render_table
 from hbb2obb.scoring.metrics import LADDER_ALIASES
-from hbb2obb.sweep.records import record_problem
-from hbb2obb.sweep.runner import RESERVED_KEYS, RESULTS_NAME, RUN_CONFIG_NAME, best_record, format_value, read_yaml
+from hbb2obb.sweeps.records import record_problem
+from hbb2obb.sweeps.runner import RESERVED_KEYS, RESULTS_NAME, RUN_CONFIG_NAME, best_record, format_value, read_yaml
 
 #: Metrics ``--plot_metric`` accepts: label, whether higher is better, the key of its spread.
 PLOT_METRICS = {

@@ -26,8 +26,8 @@ from click.testing import CliRunner
 
 from hbb2obb.cli.optimize import main
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.sweep.benchmark import RunSpec, plan_run
-from hbb2obb.sweep.dask_executor import (
+from hbb2obb.sweeps.benchmark import RunSpec, plan_run
+from hbb2obb.sweeps.dask_executor import (
     DASK_INSTALL_HINT,
     DaskExecutor,
     PointFailed,
@@ -39,7 +39,7 @@ from hbb2obb.sweep.dask_executor import (
     run_attempt,
     with_absolute_paths,
 )
-from hbb2obb.sweep.runner import RESULTS_NAME, EvalSpec, SweepInputs, run_sweep, run_sweeps, serial_executor
+from hbb2obb.sweeps.runner import RESULTS_NAME, EvalSpec, SweepInputs, run_sweep, run_sweeps, serial_executor
 from hbb2obb.synthetic.dataset import generate_dataset
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_obb_converter.py"
@@ -150,7 +150,7 @@ def test_nothing_imports_dask_without_scheduler(data):
     """A sweep without --scheduler, in a fresh interpreter, leaves dask out of sys.modules."""
     program = textwrap.dedent(f"""\
         import json, sys
-        import hbb2obb.sweep.runner, hbb2obb.sweep.benchmark, hbb2obb.sweep.dask_executor
+        import hbb2obb.sweeps.runner, hbb2obb.sweeps.benchmark, hbb2obb.sweeps.dask_executor
         from hbb2obb.cli.optimize import main
         imported = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed"))
         try:

@@ -4,13 +4,13 @@ A sweep's grid points are independent, so :class:`DaskExecutor` submits each one
 (``dask.distributed``): on a scheduler at an address (``tcp://10.0.0.5:8786``, one started by
 ``dask scheduler`` or by dask-jobqueue, Kubernetes, a cloud service) or on a
 ``LocalCluster`` of worker processes (``local:N``). The task is
-:func:`hbb2obb.sweep.runner.run_grid_point`: it converts into a temporary folder on the worker
+:func:`hbb2obb.sweeps.runner.run_grid_point`: it converts into a temporary folder on the worker
 (its own temp folder, not the run folder's scratch space) and scores there, so only the small
 record dict travels back. Inputs are read by path, so every worker needs the same paths as the
 client (a shared filesystem, or the same container image and volume).
 
 The executor has the shape of the local ones, ``executor(function, calls) -> (index, result)``
-as results arrive, so :func:`hbb2obb.sweep.runner.run_sweeps` writes ``results.yaml`` on the client as
+as results arrive, so :func:`hbb2obb.sweeps.runner.run_sweeps` writes ``results.yaml`` on the client as
 tasks complete and ``--resume`` works as for a local sweep. A grid point that fails is tried
 again, a bounded number of times, before it is recorded as failed:
 
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
-from hbb2obb.sweep.runner import plain
+from hbb2obb.sweeps.runner import plain
 
 DASK_INSTALL_HINT = "pip install 'hbb2obb-toolkit[dask]'"
 DEFAULT_RETRIES = 2
@@ -211,7 +211,7 @@ def point_failed(call: tuple, exc: BaseException) -> dict:
 class DaskExecutor:
     """Submit every call as a Dask task on ``client``; yield ``(index, result)`` as tasks finish.
 
-    ``calls`` are :func:`hbb2obb.sweep.runner.run_grid_point` argument tuples. A task is tried up to
+    ``calls`` are :func:`hbb2obb.sweeps.runner.run_grid_point` argument tuples. A task is tried up to
     ``retries`` more times when its point fails; then the failed record (or one saying why Dask
     gave up, e.g. a lost worker) is yielded, so the sweep completes. Other tasks (a converter's
     frames) pass ``failed(call, exception)``: what to yield, or raise, for a task Dask gave up on.

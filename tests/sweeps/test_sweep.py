@@ -17,7 +17,7 @@ from shapely.geometry import Polygon, box
 from hbb2obb.converters import get_converter
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.scoring.evaluate import EvalSettings
-from hbb2obb.sweep.runner import (
+from hbb2obb.sweeps.runner import (
     DEFAULT_AXIS_VALUES,
     RESULTS_NAME,
     RUN_CONFIG_NAME,
@@ -297,7 +297,7 @@ def test_broken_prompt_lines_are_counted_in_the_record(dataset):
 def test_unswept_standard_axes_take_the_converters_own_defaults():
     """The image converter's window is ~100 px: the reference's SAM imgsz (640-1280) would be rejected."""
     from hbb2obb.converters import get_converter
-    from hbb2obb.sweep.runner import DEFAULT_AXIS_VALUES, build_grid
+    from hbb2obb.sweeps.runner import DEFAULT_AXIS_VALUES, build_grid
 
     image = get_converter("image")
     grid = dict(build_grid(image, {"scale_factors": [0.0, 0.02]}).axes)

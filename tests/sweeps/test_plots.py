@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, PathCollection
 
-from hbb2obb.sweep.plots import comparison_figure, standard_error, sweep_figure
+from hbb2obb.sweeps.plots import comparison_figure, standard_error, sweep_figure
 
 AXES = ["scale_factor", "opening_kernel_percentage"]
 

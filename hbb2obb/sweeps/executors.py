@@ -1,8 +1,8 @@
 """Executors: call a function on a list of argument tuples, yield ``(index, result)`` as results arrive.
 
-The sweep (:func:`hbb2obb.sweep.runner.run_sweeps`) takes any of them, in any order of results:
+The sweep (:func:`hbb2obb.sweeps.runner.run_sweeps`) takes any of them, in any order of results:
 :func:`serial_executor` in this process, :class:`ProcessExecutor` over local processes, and
-:class:`hbb2obb.sweep.dask_executor.DaskExecutor` on a cluster.
+:class:`hbb2obb.sweeps.dask_executor.DaskExecutor` on a cluster.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hbb2obb.sweep.documents import benchmark_rows, latex_escape, render_benchmark_tex
+from hbb2obb.sweeps.documents import benchmark_rows, latex_escape, render_benchmark_tex
 
 
 def row(name, models, iou, sem, **extra):

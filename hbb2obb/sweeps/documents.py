@@ -15,7 +15,7 @@ import datetime
 from pathlib import Path
 from typing import Optional
 
-from hbb2obb.sweep.report import (
+from hbb2obb.sweeps.report import (
     DEFAULT_PLOT_METRIC,
     EXTRA_PLOT_METRICS,
     PLOT_METRICS,
@@ -23,7 +23,7 @@ from hbb2obb.sweep.report import (
     metric_value,
     render_run_summary,
 )
-from hbb2obb.sweep.runner import RESULTS_NAME, RUN_CONFIG_NAME, SUMMARY_NAME, SweepInputs, format_value
+from hbb2obb.sweeps.runner import RESULTS_NAME, RUN_CONFIG_NAME, SUMMARY_NAME, SweepInputs, format_value
 
 BENCHMARK_SUMMARY_NAME, BENCHMARK_TEX_NAME = "summary.md", "summary.tex"
 COMPARISON_NAME, PRINT_FIGURE_NAME = "comparison.png", "comparison.pdf"
@@ -60,7 +60,7 @@ def render_run_folder(folder: Path, metric: str = DEFAULT_PLOT_METRIC, plot: boo
     notes = [f"{run.name}: {note}" for note in run.notes]
     skipped = None
     if plot:
-        from hbb2obb.sweep.plots import save_figure, sweep_figure
+        from hbb2obb.sweeps.plots import save_figure, sweep_figure
 
         wanted = plot_metrics_for(metric)
         missing = run.missing_metrics(wanted)
@@ -355,7 +355,7 @@ def render_benchmark_folder(folder: Path, runs: list, command: str, inputs: Opti
             continue  # an extra no run recorded: nothing to say about it
         figure = None
         if plot and holds:
-            from hbb2obb.sweep.plots import comparison_figure, save_figure
+            from hbb2obb.sweeps.plots import comparison_figure, save_figure
 
             target = folder / metric_file_name("comparison", name, "png")
             written.append(save_figure(comparison_figure(rows, name), target))
@@ -373,7 +373,7 @@ def render_benchmark_folder(folder: Path, runs: list, command: str, inputs: Opti
             write_text_atomic(folder / BENCHMARK_TEX_NAME, render_benchmark_tex(rows))
             written.append(folder / BENCHMARK_TEX_NAME)
         if plot:
-            from hbb2obb.sweep.plots import print_figure, save_pdf
+            from hbb2obb.sweeps.plots import print_figure, save_pdf
 
             fig = print_figure({m: benchmark_rows(runs, m) for m in ("avg_iou", "iou_at_90")})
             if fig is not None:
