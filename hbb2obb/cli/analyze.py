@@ -22,6 +22,7 @@ from hbb2obb.analysis.detection_errors import compare_detectors, decompose_run, 
 from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
+from hbb2obb.api.evaluation import nothing_scored
 from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
 from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
 from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
@@ -98,9 +99,17 @@ def _scored(result) -> bool:
 
 
 def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection, reading):
-    """Evaluate with the detection pairs kept; for predictions without scores, the warnings of a run without them."""
+    """Evaluate with the detection pairs kept; for predictions without scores, the warnings of a run without them.
+
+    A run that scored nothing (no prediction file, every line skipped) is an input error, as in
+    ``hbb2obb-eval``: an analysis of nothing, or a ``--require`` gate on it, would read like a result.
+    """
     result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection,
                                reading)
+    nothing = nothing_scored(result)
+    if nothing is not None:
+        warn(PROGRAM, result.warnings)
+        raise InputError(f"{pred_dir}: {nothing}")
     if not _scored(result):
         # no decomposition will be made: say nothing about detection metrics this command does not give
         result.warnings[:] = run_warnings(result.plan, result.health, sizes, settings.missing_pred, False)

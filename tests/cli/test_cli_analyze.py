@@ -313,3 +313,19 @@ def test_out_dir_never_replaces_a_file_it_did_not_write(write_labels):
                                                      "analysis.yaml"]
     again = run(root / "gt", root / "pred", "-o", out, "-nb")  # its own files: replaced without a word
     assert again[0] == 0, again[2]
+
+
+@pytest.mark.parametrize("pred", ["empty", "all_broken"])
+def test_an_analysis_of_nothing_is_an_input_error_and_no_gate_passes(write_labels, pred):
+    """No prediction file, or every prediction line skipped: exit 2 with one error line, even with a gate
+    that would hold on the zeros such a run would report."""
+    files = {"gt/a.txt": GOOD}
+    if pred == "all_broken":
+        files["pred/a.txt"] = "0 1 2\n"
+    root = write_labels(files)
+    (root / "pred").mkdir(exist_ok=True)
+    code, out, err = run(root / "gt", root / "pred", "-nb", "--require", "total_matches>=0")
+    assert code == 2 and out == ""
+    errors = [line for line in err.splitlines() if line.startswith("hbb2obb-analyze: error: ")]
+    assert len(errors) == 1 and "nothing was scored" in errors[0]
+    assert "Traceback" not in err
