@@ -18,11 +18,12 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text import (
-    LabelProblem,
+    MAX_COORDINATE,
     ProblemSink,
     coordinate_reason,
     describe_bad_number,
     parse_number,
+    read_blobs,
     split_lines,
 )
 
@@ -89,35 +90,92 @@ def read_task1(folder: str | Path, label_map: Optional[dict]) -> Task1Detections
     if not label_map:
         raise UsageError(f"{folder}: DOTA Task1 files name their classes: give the label map (-mp/--map_path)")
     ids_by_name = {name.lower(): class_id for class_id, name in label_map.items()}
-    per_image: dict[str, list] = {}
-    problems: list[LabelProblem] = []
+    classes = []
     for path in files:
         name = TASK1_FILE.match(path.name).group(1)
         if name.lower() not in ids_by_name:
             raise InputError(f"{path}: class {name!r} is not in the label map")
-        class_id = ids_by_name[name.lower()]
-        sink = ProblemSink(path, strict=False)
-        for number, fields in split_lines(path):
-            if len(fields) != 10:
-                sink.report(number, f"expected 10 fields (image_id score x1 y1 x2 y2 x3 y3 x4 y4), found {len(fields)}")
-                continue
-            values = [parse_number(t) for t in fields[1:]]
-            bad = next((i for i, v in enumerate(values) if v is None), None)
-            if bad is not None:
-                sink.report(number, describe_bad_number(fields[bad + 1], "score" if bad == 0 else f"field {bad + 2}"))
-                continue
-            reason = coordinate_reason(values[1:], 3)
-            if reason is not None:
-                sink.report(number, reason)
-                continue
-            per_image.setdefault(fields[0], []).append((class_id, values[0], values[1:], number))
-        problems.extend(sink.problems)
+        classes.append(ids_by_name[name.lower()])
+    bulk = _bulk_rows(read_blobs(files))
+    parts, problems = [], []
+    for index, (path, class_id) in enumerate(zip(files, classes)):
+        part = bulk.get(index)
+        if part is None:  # not clean: line by line, with the message of each broken row
+            part, skipped = _careful_rows(path)
+            problems.extend(skipped)
+        images, scores, corners, lines = part
+        parts.append((images, np.full(len(scores), class_id, dtype=np.int64), scores, corners, lines))
+    return Task1Detections(folder, _by_image(parts), tuple(problems))
+
+
+def _bulk_rows(blobs) -> dict:
+    """The Task1 files whose every row is clean, in bulk: by file index, (image ids, scores, corners, lines)."""
+    from hbb2obb.io.word_column import word_rows
+
+    split = word_rows(blobs, 0)
+    rows = split.rows
+    good = rows.clean.copy()
+    good[rows.row_file[rows.row_fields != 9]] = False
+    keep = good[rows.row_file]
+    starts = rows.row_start[keep]
+    values = rows.values[starts[:, None] + np.arange(9)] if starts.size else np.zeros((0, 9))
+    row_file, row_line, word = rows.row_file[keep], rows.row_line[keep], split.word[keep]
+    if not rows.plain and values.size:
+        bad = ~np.isfinite(values).all(axis=1) | (np.abs(values[:, 1:]) > MAX_COORDINATE).any(axis=1)
+        if bad.any():  # the careful reader says which row and why
+            good[row_file[bad]] = False
+            keep = good[row_file]
+            values, row_file, row_line, word = values[keep], row_file[keep], row_line[keep], word[keep]
+    vocabulary = np.array(split.vocabulary, dtype=object)
+    bounds = np.searchsorted(row_file, np.arange(len(blobs) + 1))
+    return {f: (vocabulary[word[bounds[f]:bounds[f + 1]]], values[bounds[f]:bounds[f + 1], 0],
+                values[bounds[f]:bounds[f + 1], 1:], row_line[bounds[f]:bounds[f + 1]])
+            for f in np.flatnonzero(good).tolist()}
+
+
+def _careful_rows(path: Path) -> tuple:
+    """A Task1 file line by line: its good rows as :func:`_bulk_rows` gives them, and its problems."""
+    sink = ProblemSink(path, strict=False)
+    images, scores, corners, lines = [], [], [], []
+    for number, fields in split_lines(path):
+        if len(fields) != 10:
+            sink.report(number, f"expected 10 fields (image_id score x1 y1 x2 y2 x3 y3 x4 y4), found {len(fields)}")
+            continue
+        values = [parse_number(t) for t in fields[1:]]
+        bad = next((i for i, v in enumerate(values) if v is None), None)
+        if bad is not None:
+            sink.report(number, describe_bad_number(fields[bad + 1], "score" if bad == 0 else f"field {bad + 2}"))
+            continue
+        reason = coordinate_reason(values[1:], 3)
+        if reason is not None:
+            sink.report(number, reason)
+            continue
+        images.append(fields[0])
+        scores.append(values[0])
+        corners.append(values[1:])
+        lines.append(number)
+    return (np.array(images, dtype=object), np.array(scores, dtype=np.float64),
+            np.array(corners, dtype=np.float64).reshape(-1, 8), np.array(lines, dtype=np.int64)), sink.problems
+
+
+def _by_image(parts: list) -> dict:
+    """Rows of every class file (in file order, then line order) gathered per image id.
+
+    Images come in the order of their first row, as a dict filled row by row would hold them.
+    """
+    if not parts:
+        return {}
+    images = np.concatenate([p[0] for p in parts])
+    if images.size == 0:
+        return {}
+    names, first, index = np.unique(images.astype(str), return_index=True, return_inverse=True)
+    class_id, scores, corners, lines = (np.concatenate([p[k] for p in parts]) for k in range(1, 5))
+    order = np.argsort(index, kind="stable")  # per image, its rows in file then line order
+    counts = np.bincount(index, minlength=names.size)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
     boxes = {}
-    for image, rows in per_image.items():
-        boxes[image] = Boxes(
-            corners=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1, 4, 2),
-            class_id=np.array([r[0] for r in rows], dtype=np.int64),
-            score=np.array([r[1] for r in rows], dtype=np.float64),
-            line=np.array([r[3] for r in rows], dtype=np.int64),
-        )
-    return Task1Detections(folder, boxes, tuple(problems))
+    for image in np.argsort(first, kind="stable").tolist():
+        rows = order[bounds[image]:bounds[image + 1]]
+        boxes[str(names[image])] = Boxes(corners=corners[rows].reshape(-1, 4, 2), class_id=class_id[rows],
+                                         score=scores[rows], line=lines[rows])
+    return boxes

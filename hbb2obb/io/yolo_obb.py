@@ -393,8 +393,16 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
         rank = np.empty(len(paths), dtype=np.int64)
         rank[np.asarray(order, dtype=np.int64)] = np.arange(len(paths))
         unclean = unclean[np.argsort(rank[unclean], kind="stable")]
-    apart = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
-               for i in unclean.tolist()}
+    apart: dict = {}
+    if unclean.size and label_map:  # DOTA files: the clean ones in bulk too
+        from hbb2obb.io.dota import read_dota_many
+
+        found = read_dota_many([blobs[i] for i in unclean.tolist()], [paths[i] for i in unclean.tolist()],
+                               strict[unclean], label_map)
+        apart = {int(unclean[local]): label_file for local, label_file in found.items()}
+    apart.update({i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
+                  for i in unclean.tolist() if i not in apart})
+    apart = dict(sorted(apart.items()))
     difficult = np.zeros(len(fast.file), dtype=bool)
     has_difficult = np.zeros(len(paths), dtype=bool)
     problems = [()] * len(paths)

@@ -1,0 +1,176 @@
+"""The bulk path of the DOTA and Task1 readers against their careful line-by-line path.
+
+Every file is read twice: as the readers read it (clean files in bulk through
+:mod:`hbb2obb.io.word_column`, the rest line by line) and with the bulk path turned off (every
+file line by line, the reader as it was before the bulk path existed). Boxes, classes, scores,
+difficult flags, line numbers, problems and errors must be the same, on clean files and on
+files made hostile in every way the bad-input rule names.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from hbb2obb.errors import InputError, LabelFormatError
+from hbb2obb.io import dota, dota_task1
+from hbb2obb.io.word_column import word_rows
+from hbb2obb.io.yolo_obb import read_obb_batch
+
+MAP = {0: "plane", 1: "small-vehicle", 2: "Ship", 3: "ground-track-field"}
+NAMES = ["plane", "small-vehicle", "Ship", "ship", "SHIP", "ground-track-field"]
+
+# One change per broken or unusual file: each either keeps the file clean (read in bulk) or
+# sends it the careful way; both must give what the careful path gives.
+CHANGES = [
+    lambda line, r: line,
+    lambda line, r: line.replace(" ", "\t", 1),
+    lambda line, r: line.replace(" ", "  ", 1),
+    lambda line, r: line + " ",
+    lambda line, r: " " + line,
+    lambda line, r: line.rsplit(" ", 1)[0],  # no difficult column
+    lambda line, r: line + " 0.75",  # name difficult score
+    lambda line, r: line.rsplit(" ", 1)[0] + " " + r.choice(["0.5", "01", "-0", "1.0", "2", "x", "nan"]),
+    lambda line, r: line.replace(line.split()[r.randrange(8)], r.choice(["nan", "inf", "1e400", "1_0", "x", "--1"]), 1),
+    lambda line, r: line.replace(line.split()[r.randrange(8)], r.choice(["1e3", "-2.5", "+3", ".5", "5.", "1e13"]), 1),
+    lambda line, r: line.replace(line.split()[8], r.choice(["car", "7", "plane2", "pl\u00e4ne", "1e5"]), 1),
+    lambda line, r: " ".join(line.split()[:5]),
+    lambda line, r: line.split()[8],
+    lambda line, r: "imagesource:GoogleEarth",
+    lambda line, r: "gsd: 0.5",
+    lambda line, r: "",
+    lambda line, r: "   ",
+]
+
+
+def _dota_line(r: random.Random) -> str:
+    numbers = [str(r.randint(-5, 3000)) if r.random() < 0.7 else f"{r.uniform(-5, 3000):.{r.randint(1, 4)}f}"
+               for _ in range(8)]
+    return " ".join(numbers + [r.choice(NAMES), r.choice("0001")])
+
+
+def _dota_file(r: random.Random) -> bytes:
+    lines = ["imagesource:GoogleEarth", "gsd:0.3"] if r.random() < 0.5 else []
+    headers = len(lines)
+    lines += [_dota_line(r) for _ in range(r.randint(0, 12))]
+    if len(lines) > headers and r.random() < 0.6:
+        at = r.randrange(headers, len(lines))
+        lines[at] = r.choice(CHANGES)(lines[at], r)
+    text = "\n".join(lines) + ("\n" if r.random() < 0.8 else "")
+    if r.random() < 0.1:
+        text = text.replace("\n", "\r\n")
+    data = text.encode("utf-8")
+    if r.random() < 0.05:
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def _same_file(a, b) -> None:
+    assert a.path == b.path and a.problems == b.problems and a.normalized == b.normalized
+    for field in ("corners", "class_id", "score", "line", "difficult"):
+        x, y = getattr(a.boxes, field), getattr(b.boxes, field)
+        assert (x is None) == (y is None), field
+        if x is not None:
+            assert x.dtype == y.dtype and np.array_equal(x, y), field
+
+
+def _careful_only(monkeypatch) -> None:
+    monkeypatch.setattr(dota, "read_dota_many", lambda *args, **kwargs: {})
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dota_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
+    r = random.Random(seed)
+    paths = []
+    for index in range(12):
+        path = tmp_path / f"f{index}.txt"
+        path.write_bytes(_dota_file(r))
+        paths.append(path)
+    strict = [r.random() < 0.5 for _ in paths]
+
+    def read():
+        try:
+            batch = read_obb_batch(paths, strict=strict, label_map=MAP)
+        except (InputError, LabelFormatError) as exc:
+            return type(exc), str(exc)
+        return batch
+
+    bulk = read()
+    _careful_only(monkeypatch)
+    careful = read()
+    if isinstance(careful, tuple):
+        assert bulk == careful
+        return
+    assert not isinstance(bulk, tuple), bulk
+    assert bulk.problems == careful.problems
+    assert bulk.has_difficult.tolist() == careful.has_difficult.tolist()
+    assert np.array_equal(bulk.difficult, careful.difficult)
+    for index in range(len(paths)):
+        mask = np.zeros(len(paths), dtype=bool)
+        mask[index] = True
+        a, b = bulk.boxes(mask), careful.boxes(mask)
+        assert np.array_equal(a.corners, b.corners) and np.array_equal(a.class_id, b.class_id)
+        assert np.array_equal(a.line, b.line)
+        assert (a.score is None) == (b.score is None) and (a.score is None or np.array_equal(a.score, b.score))
+    assert bulk.normalized == careful.normalized
+
+
+def test_clean_dota_files_are_read_in_bulk(tmp_path):
+    """The bulk path takes the usual files (else the speed would silently be lost)."""
+    r = random.Random(1)
+    blobs = [("\n".join(["imagesource:GoogleEarth", "gsd:0.3"] + [_dota_line(r) for _ in range(5)]) + "\n").encode()
+             for _ in range(4)]
+    paths = [tmp_path / f"{i}.txt" for i in range(4)]
+    found = dota.read_dota_many(blobs, paths, [True] * 4, MAP)
+    assert sorted(found) == [0, 1, 2, 3]
+    for path, blob in zip(paths, blobs):
+        path.write_bytes(blob)
+        _same_file(found[paths.index(path)], dota.read_dota(path, strict=True, label_map=MAP))
+
+
+def _task1_row(r: random.Random) -> str:
+    image = r.choice(["P0001", "P0002", "P0003_left", "0004", "P0005"])
+    numbers = [f"{r.uniform(0, 1):.4f}"] + [f"{r.uniform(-5, 1500):.1f}" for _ in range(8)]
+    return " ".join([image] + numbers)
+
+
+def _task1_file(r: random.Random) -> str:
+    lines = [_task1_row(r) for _ in range(r.randint(0, 15))]
+    if lines and r.random() < 0.6:
+        at = r.randrange(len(lines))
+        fields = lines[at].split()
+        lines[at] = r.choice([
+            " ".join(fields[:-1]), lines[at] + " 1", fields[0], lines[at].replace(fields[1], "nan", 1),
+            lines[at].replace(fields[3], "1e400", 1), lines[at].replace(fields[3], "1e13", 1),
+            lines[at].replace(" ", "\t", 1), "  " + lines[at], lines[at] + "  ", "",
+            "P\u00e90001 " + " ".join(fields[1:]), lines[at].replace(fields[2], "-1.5e2", 1)])
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_task1_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
+    r = random.Random(seed)
+    for name in ("plane", "small-vehicle", "ship"):
+        (tmp_path / f"Task1_{name}.txt").write_text(_task1_file(r), encoding="utf-8")
+    bulk = dota_task1.read_task1(tmp_path, MAP)
+    monkeypatch.setattr(dota_task1, "_bulk_rows", lambda blobs: {})
+    careful = dota_task1.read_task1(tmp_path, MAP)
+    assert bulk.problems == careful.problems
+    assert list(bulk.boxes) == list(careful.boxes)  # the images in the same order
+    for image, boxes in careful.boxes.items():
+        other = bulk.boxes[image]
+        for field in ("corners", "class_id", "score", "line"):
+            assert np.array_equal(getattr(other, field), getattr(boxes, field)), (image, field)
+
+
+def test_a_word_alone_on_its_line_sends_the_file_the_careful_way():
+    split = word_rows([b"P1 0.5 1 2\nP2\n", b"P1 0.5 1 2\n"], column=0)
+    assert split.rows.clean.tolist() == [False, True]
+
+
+def test_two_words_that_share_a_key_are_still_told_apart(monkeypatch):
+    from hbb2obb.io import word_column
+
+    monkeypatch.setattr(word_column, "_MULTIPLIER", np.uint64(0))  # every word gets the same key
+    split = word_rows([b"car 1 2\nbus 3 4\ncar 5 6\n"], column=0)
+    assert [split.vocabulary[w] for w in split.word] == ["car", "bus", "car"]
