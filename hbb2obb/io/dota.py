@@ -6,6 +6,7 @@ not the flag 0 or 1 on every line of the file) or ``... classname difficult scor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -121,48 +122,86 @@ def read_dota(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     return LabelFile(path, boxes, tuple(sink.problems), looks_normalized(corner_array))
 
 
-def read_dota_many(blobs, paths, strict, label_map: Optional[dict]) -> dict:
-    """The DOTA files among many that are read in bulk, as :func:`read_dota` reads each.
+@dataclass(frozen=True)
+class DotaRows:
+    """The DOTA files read in bulk by :func:`read_dota_many`: their boxes, file after file.
 
-    Every file whose lines are all ``x1 y1 ... y4 classname [difficult]`` with a class of the
-    label map, numbers the bulk tokenizer takes and single spaces between fields is read in a
-    few passes over all of them; every other file (a broken line, a score column, unusual text)
-    is left out, for :func:`read_dota` and its exact messages.
+    Attributes
+    ----------
+    files : (f,) int64
+        The files read (indices into the blobs given), increasing.
+    file : (r,) int64
+        Per box, its file (an index into the blobs given), non-decreasing.
+    corners : (r, 4, 2) float64
+    class_id, line : (r,) int64
+    difficult : (r,) bool
+    score : (r,) float64
+        The detector's confidence, NaN in a file without one.
+    scored : (f,) bool
+        Per file read: whether its tenth column is a confidence (not the difficult flag).
+    """
+
+    files: np.ndarray
+    file: np.ndarray
+    corners: np.ndarray
+    class_id: np.ndarray
+    line: np.ndarray
+    difficult: np.ndarray
+    score: np.ndarray
+    scored: np.ndarray
+
+
+def read_dota_many(blobs, strict, label_map: Optional[dict]) -> DotaRows:
+    """The DOTA files among many that can be read in bulk, read as :func:`read_dota` reads each.
+
+    Every file whose lines are all ``x1 y1 ... y4 classname [difficult]``, with a class of the
+    label map, numbers the bulk tokenizer takes and single spaces between fields, is read in a
+    few passes over all of them together; every other file (a broken line, a score column after
+    the flag, unusual text) is left out, for :func:`read_dota` and its exact messages.
 
     Parameters
     ----------
     blobs : sequence of bytes or None
         The files' bytes.
-    paths : sequence of str or Path
-        Their paths (the ``LabelFile`` of each).
     strict : sequence of bool
         Per file: ground truth (a difficult column other than ``0``/``1`` is left to the careful
         reader, which raises) or predictions (such a column is the detector's confidence).
     label_map : dict of int to str or None
-        Without one, nothing is read in bulk (every class name needs it).
+        Without one, nothing is read (every class name needs it).
 
     Returns
     -------
-    dict of int to LabelFile
-        By index into ``blobs``, the files read.
+    DotaRows
     """
     from hbb2obb.io.word_column import word_rows
 
     ids_by_name = {name.lower(): class_id for class_id, name in (label_map or {}).items()}
-    if not ids_by_name or not len(blobs):
-        return {}
-    read: dict = {}
-    waiting = np.ones(len(blobs), dtype=bool)
+    strict = np.broadcast_to(np.asarray(strict, dtype=bool), (len(blobs),))
+    waiting = np.ones(len(blobs), dtype=bool) if ids_by_name else np.zeros(len(blobs), dtype=bool)
+    parts = []
     for column in (-2, -1):  # "... classname difficult" lines, then "... classname" lines
         index = np.flatnonzero(waiting)
         if not index.size:
             break
         split = word_rows([blobs[i] for i in index.tolist()], column, _blank_headers)
-        taken = _dota_rows(split, column, ids_by_name, np.asarray(strict, dtype=bool)[index])
-        for local, label_file in taken(paths, index).items():
-            read[int(index[local])] = label_file
-            waiting[index[local]] = False
-    return read
+        part = _dota_rows(split, column, ids_by_name, strict[index])
+        parts.append(_renumbered(part, index))
+        waiting[part.files] = False
+    if not parts:
+        return _renumbered(_dota_rows(None, -2, {}, strict[:0]), np.zeros(0, dtype=np.int64))
+    if len(parts) == 1:
+        return parts[0]
+    merged = [np.concatenate([getattr(part, name) for part in parts]) for name in DotaRows.__dataclass_fields__]
+    files = merged[0]
+    file_order = np.argsort(files, kind="stable")
+    row_order = np.argsort(merged[1], kind="stable")
+    return DotaRows(files[file_order], *(column[row_order] for column in merged[1:7]), merged[7][file_order])
+
+
+def _renumbered(part: DotaRows, index: np.ndarray) -> DotaRows:
+    """``part``, read from ``blobs[index]``, with its files numbered as in ``blobs``."""
+    return DotaRows(index[part.files], index[part.file], part.corners, part.class_id, part.line, part.difficult,
+                    part.score, part.scored)
 
 
 def _blank_headers(text: bytes) -> bytes:
@@ -175,53 +214,41 @@ def _blank_headers(text: bytes) -> bytes:
     return b"\n" * lines + text if lines else text
 
 
-def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray):
-    """The files of ``split`` that are clean DOTA: a function giving their ``LabelFile`` by index."""
+def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> DotaRows:
+    """The files of ``split`` that are clean DOTA rows with the word ``column`` (numbered within ``split``)."""
+    if split is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return DotaRows(empty, empty, np.zeros((0, 4, 2)), empty, empty, np.zeros(0, dtype=bool), np.zeros(0),
+                        np.zeros(0, dtype=bool))
     rows = split.rows
     numbers = 9 if column == -2 else 8  # the eight corners, then the difficult column
-    files = rows.clean.size
     good = rows.clean.copy()
     vocabulary = np.array([ids_by_name.get(word.lower(), -1) if parse_number(word) is None else -1
                            for word in split.vocabulary], dtype=np.int64)
     class_id = vocabulary[split.word] if split.word.size else np.zeros(0, dtype=np.int64)
-    fine = (rows.row_fields == numbers) & (class_id >= 0)
-    good[rows.row_file[~fine]] = False
+    good[rows.row_file[(rows.row_fields != numbers) | (class_id < 0)]] = False
     keep = good[rows.row_file]
     starts = rows.row_start[keep]
     values = rows.values[starts[:, None] + np.arange(numbers)] if starts.size else np.zeros((0, numbers))
-    row_file, row_line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
-    corners = values[:, :8]
-    if not rows.plain and corners.size:
-        bad = ~(np.isfinite(corners) & (np.abs(corners) <= MAX_COORDINATE)).all(axis=1)
-        if column == -2:
-            bad |= ~np.isfinite(values[:, 8])
-        if bad.any():  # the careful reader says which line and why
-            good[row_file[bad]] = False
-    flag_text = split.after[keep] if column == -2 else np.full(row_file.size, ord("0"), dtype=np.uint8)
-    is_flag = (flag_text == ord("0")) | (flag_text == ord("1"))
-    scored = np.zeros(files, dtype=bool)  # a tenth column that is not always the flag: confidences
-    if not is_flag.all():
-        scored[row_file[~is_flag]] = True
-        good[scored & strict] = False  # ground truth: the careful reader raises at the line
+    row_file, line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
+    if not rows.plain and values.size:
+        bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, :8]) <= MAX_COORDINATE).all(axis=1))
+        good[row_file[bad]] = False  # the careful reader says which line and why
+    flag = split.after[keep] if column == -2 else np.full(row_file.size, ord("0"), dtype=np.uint8)
+    not_flag = (flag != ord("0")) & (flag != ord("1"))
+    scored = np.zeros(good.size, dtype=bool)  # a tenth column that is not always the 0/1 flag: confidences
+    scored[row_file[not_flag]] = True
+    good[scored & strict] = False  # ground truth: the careful reader raises at the line
     keep = good[row_file]
-    bounds = np.searchsorted(row_file[keep], np.arange(files + 1))
-    corners, class_id, row_line = corners[keep].reshape(-1, 4, 2), class_id[keep], row_line[keep]
-    tenth, difficult = values[keep, 8] if column == -2 else None, flag_text[keep] == ord("1")
-
-    def label_files(paths, index) -> dict:
-        found = {}
-        for local in np.flatnonzero(good).tolist():
-            a, b = bounds[local], bounds[local + 1]
-            quads = corners[a:b]
-            score = None
-            flags = difficult[a:b]
-            if scored[local]:
-                score, flags = tenth[a:b].copy(), np.zeros(b - a, dtype=bool)
-            boxes = Boxes(corners=quads, class_id=class_id[a:b], score=score, line=row_line[a:b], difficult=flags)
-            found[local] = LabelFile(Path(paths[int(index[local])]), boxes, (), looks_normalized(quads))
-        return found
-
-    return label_files
+    row_file = row_file[keep]
+    score = np.full(row_file.size, np.nan)
+    with_score = scored[row_file]
+    if column == -2:
+        score[with_score] = values[keep, 8][with_score]
+    difficult = (flag[keep] == ord("1")) & ~with_score
+    files = np.flatnonzero(good)
+    return DotaRows(files, row_file, values[keep, :8].reshape(-1, 4, 2), class_id[keep], line[keep], difficult, score,
+                    scored[files])
 
 
 def write_dota(path: str | Path, boxes: Boxes, names: dict, imagesource: str = "drone", gsd: str = "null") -> None:

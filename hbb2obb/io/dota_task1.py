@@ -96,45 +96,54 @@ def read_task1(folder: str | Path, label_map: Optional[dict]) -> Task1Detections
         if name.lower() not in ids_by_name:
             raise InputError(f"{path}: class {name!r} is not in the label map")
         classes.append(ids_by_name[name.lower()])
-    bulk = _bulk_rows(read_blobs(files))
+    vocabulary, bulk = _bulk_rows(read_blobs(files))
+    known = {name: index for index, name in enumerate(vocabulary)}
     parts, problems = [], []
     for index, (path, class_id) in enumerate(zip(files, classes)):
         part = bulk.get(index)
         if part is None:  # not clean: line by line, with the message of each broken row
-            part, skipped = _careful_rows(path)
+            (names, scores, corners, lines), skipped = _careful_rows(path)
             problems.extend(skipped)
+            images = np.array([known.setdefault(name, len(known)) for name in names], dtype=np.int64)
+            part = images, scores, corners, lines
         images, scores, corners, lines = part
         parts.append((images, np.full(len(scores), class_id, dtype=np.int64), scores, corners, lines))
-    return Task1Detections(folder, _by_image(parts), tuple(problems))
+    return Task1Detections(folder, _by_image(parts, list(known)), tuple(problems))
 
 
-def _bulk_rows(blobs) -> dict:
-    """The Task1 files whose every row is clean, in bulk: by file index, (image ids, scores, corners, lines)."""
+def _bulk_rows(blobs) -> tuple:
+    """The Task1 files whose every row is clean, in bulk.
+
+    Returns the image ids seen, and by file index (image id as an index into them, scores,
+    corners, lines).
+    """
     from hbb2obb.io.word_column import word_rows
 
     split = word_rows(blobs, 0)
     rows = split.rows
     good = rows.clean.copy()
     good[rows.row_file[rows.row_fields != 9]] = False
-    keep = good[rows.row_file]
-    starts = rows.row_start[keep]
-    values = rows.values[starts[:, None] + np.arange(9)] if starts.size else np.zeros((0, 9))
-    row_file, row_line, word = rows.row_file[keep], rows.row_line[keep], split.word[keep]
+    if good[rows.row_file].all() and rows.values.size == 9 * rows.row_file.size:  # the usual: a table
+        values, row_file, row_line, word = rows.values.reshape(-1, 9), rows.row_file, rows.row_line, split.word
+    else:
+        keep = good[rows.row_file]
+        values = rows.values[rows.row_start[keep][:, None] + np.arange(9)] if keep.any() else np.zeros((0, 9))
+        row_file, row_line, word = rows.row_file[keep], rows.row_line[keep], split.word[keep]
     if not rows.plain and values.size:
         bad = ~np.isfinite(values).all(axis=1) | (np.abs(values[:, 1:]) > MAX_COORDINATE).any(axis=1)
         if bad.any():  # the careful reader says which row and why
             good[row_file[bad]] = False
             keep = good[row_file]
             values, row_file, row_line, word = values[keep], row_file[keep], row_line[keep], word[keep]
-    vocabulary = np.array(split.vocabulary, dtype=object)
     bounds = np.searchsorted(row_file, np.arange(len(blobs) + 1))
-    return {f: (vocabulary[word[bounds[f]:bounds[f + 1]]], values[bounds[f]:bounds[f + 1], 0],
-                values[bounds[f]:bounds[f + 1], 1:], row_line[bounds[f]:bounds[f + 1]])
-            for f in np.flatnonzero(good).tolist()}
+    return split.vocabulary, {
+        f: (word[bounds[f]:bounds[f + 1]], values[bounds[f]:bounds[f + 1], 0], values[bounds[f]:bounds[f + 1], 1:],
+            row_line[bounds[f]:bounds[f + 1]])
+        for f in np.flatnonzero(good).tolist()}
 
 
 def _careful_rows(path: Path) -> tuple:
-    """A Task1 file line by line: its good rows as :func:`_bulk_rows` gives them, and its problems."""
+    """A Task1 file line by line: its good rows (image ids, scores, corners, lines) and its problems."""
     sink = ProblemSink(path, strict=False)
     images, scores, corners, lines = [], [], [], []
     for number, fields in split_lines(path):
@@ -154,28 +163,31 @@ def _careful_rows(path: Path) -> tuple:
         scores.append(values[0])
         corners.append(values[1:])
         lines.append(number)
-    return (np.array(images, dtype=object), np.array(scores, dtype=np.float64),
-            np.array(corners, dtype=np.float64).reshape(-1, 8), np.array(lines, dtype=np.int64)), sink.problems
+    return (images, np.array(scores, dtype=np.float64), np.array(corners, dtype=np.float64).reshape(-1, 8),
+            np.array(lines, dtype=np.int64)), sink.problems
 
 
-def _by_image(parts: list) -> dict:
+def _by_image(parts: list, names: list) -> dict:
     """Rows of every class file (in file order, then line order) gathered per image id.
 
-    Images come in the order of their first row, as a dict filled row by row would hold them.
+    ``parts`` give each row's image as an index into ``names``. Images come in the order of
+    their first row, as a dict filled row by row would hold them.
     """
     if not parts:
         return {}
-    images = np.concatenate([p[0] for p in parts])
+    images = np.concatenate([p[0] for p in parts]).astype(np.int64)
     if images.size == 0:
         return {}
-    names, first, index = np.unique(images.astype(str), return_index=True, return_inverse=True)
     class_id, scores, corners, lines = (np.concatenate([p[k] for p in parts]) for k in range(1, 5))
-    order = np.argsort(index, kind="stable")  # per image, its rows in file then line order
-    counts = np.bincount(index, minlength=names.size)
+    order = np.argsort(images, kind="stable")  # per image, its rows in file then line order
+    counts = np.bincount(images, minlength=len(names))
     bounds = np.concatenate([[0], np.cumsum(counts)])
+    first = np.full(len(names), images.size)
+    first_rows = order[bounds[:-1][counts > 0]]  # the first row of each image present
+    first[counts > 0] = first_rows
     boxes = {}
-    for image in np.argsort(first, kind="stable").tolist():
+    for image in np.argsort(first, kind="stable")[:np.count_nonzero(counts)].tolist():
         rows = order[bounds[image]:bounds[image + 1]]
-        boxes[str(names[image])] = Boxes(corners=corners[rows].reshape(-1, 4, 2), class_id=class_id[rows],
-                                         score=scores[rows], line=lines[rows])
+        boxes[names[image]] = Boxes(corners=corners[rows].reshape(-1, 4, 2), class_id=class_id[rows],
+                                    score=scores[rows], line=lines[rows])
     return boxes

@@ -113,17 +113,18 @@ def _split(parts: list, clean: np.ndarray, column: int):
 
     drop(np.flatnonzero(raw >= 0x80))  # words are ASCII (the careful path decodes anything else)
     blanks = np.flatnonzero(raw <= ord(" "))  # every separator: spaces, tabs, line ends
-    breaks = blanks[raw[blanks] == ord("\n")]
-    line_start = np.empty_like(breaks)
+    at_all = np.flatnonzero(raw[blanks] == ord("\n"))  # each line end, as its place among the separators
+    breaks_all = blanks[at_all]
+    line_start = np.empty_like(breaks_all)
     line_start[:1] = 0
-    line_start[1:] = breaks[:-1] + 1
-    full = line_start < breaks  # the non-empty lines
-    line_start, breaks, at_break = line_start[full], breaks[full], np.searchsorted(blanks, breaks[full])
-    if column == 0:  # the first field: from the line's start to the first separator
+    line_start[1:] = breaks_all[:-1] + 1
+    line_index = np.flatnonzero(line_start < breaks_all)  # the non-empty lines
+    line_start, breaks, at_break = line_start[line_index], breaks_all[line_index], at_all[line_index]
+    if column == 0:  # the first field: from the line's start to the first separator after it
         if line_start.size:
             drop(line_start[raw[line_start] <= ord(" ")])  # a line that starts blank
         w_start = line_start
-        w_end = blanks[np.searchsorted(blanks, line_start)]
+        w_end = blanks[np.where(line_index > 0, at_all[np.maximum(line_index - 1, 0)] + 1, 0)]
     else:  # counted from the line's end: the separators before it, each a single space
         if breaks.size:
             drop(breaks[raw[breaks - 1] <= ord(" ")])  # a line that ends blank
@@ -132,21 +133,25 @@ def _split(parts: list, clean: np.ndarray, column: int):
         w_end = breaks if column == -1 else blanks[at_break - 1]
         drop(breaks[(before < line_start) | (at_break + column < 0)])  # too few fields
     drop(w_start[(w_end <= w_start) | (w_end - w_start > _LONGEST_WORD)])  # runs of separators, long words
-    # blank the words (their bytes, not the whole text, are visited)
+    # take the words out (their bytes, not the whole text, are visited): the numbers that stay
+    # keep their lines, and the tokenizer has as little text to pass over as a YOLO-OBB file's
     size = np.maximum(w_end - w_start, 0)
-    blanked = raw.copy()
+    word_file = np.searchsorted(file_start, w_start, side="right") - 1
     total = int(size.sum())
     offsets = np.repeat(w_start - np.cumsum(size) + size, size) + np.arange(total)
-    blanked[offsets] = ord(" ")
-    text = blanked.tobytes()
-    rows = numeric_rows_in_groups([text[a:b - 1] if ok else None for a, b, ok in
-                         zip(file_start[:-1].tolist(), file_start[1:].tolist(), keep.tolist())])
+    stays = np.ones(raw.size, dtype=bool)
+    stays[offsets] = False
+    text = raw[stays].tobytes()
+    removed = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(word_file, weights=size, minlength=len(parts)).astype(np.int64), out=removed[1:])
+    bounds = (file_start - removed).tolist()
+    rows = numeric_rows_in_groups([text[a:b - 1] if ok else None for a, b, ok in zip(bounds[:-1], bounds[1:],
+                                                                                     keep.tolist())])
     # the words of the files taken, in the tokenizer's row order (files in order, lines in order)
-    word_file = np.searchsorted(file_start, w_start, side="right") - 1
     taken = rows.clean[word_file]
     word_file = word_file[taken]
-    word_line = np.searchsorted(breaks_all := blanks[raw[blanks] == ord("\n")], w_start[taken]) \
-        - np.searchsorted(breaks_all, file_start[word_file]) + 1
+    file_first_line = np.searchsorted(breaks_all, file_start[:-1])
+    word_line = line_index[taken] - file_first_line[word_file] + 1
     if not (word_file.size == rows.row_file.size and (word_file == rows.row_file).all()
             and (word_line == rows.row_line).all()):
         return _out_of_step(word_file, word_line, rows, clean.size)
@@ -154,44 +159,62 @@ def _split(parts: list, clean: np.ndarray, column: int):
     word, vocabulary = _factorize(raw, w_start, w_end)
     after = np.zeros(w_start.size, dtype=np.uint8)
     if column == -2:  # the last token, when it is one byte (a DOTA difficult flag): its byte
-        last = breaks[np.searchsorted(breaks, w_end)]
-        single = last - w_end == 2
+        single = breaks[taken] - w_end == 2
         after[single] = raw[w_end[single] + 1]
     return WordRows(rows, word, after, vocabulary)
 
 
-_MULTIPLIER = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: a well-mixing step for the word keys
+_MIXING = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))  # odd constants that spread the bits
 
 
 def _factorize(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple:
     """Each word as an index into the sorted distinct words, and those words.
 
-    Few distinct words among many rows (class names, image ids): each word becomes a 64-bit key
-    of its bytes, the keys are factorized as integers, and every word is then compared byte for
-    byte with the first word of its key, so two different words that share a key (never seen,
-    but possible) are caught and factorized by their bytes instead.
+    Few distinct words among many rows (class names, image ids): a word of up to 16 bytes is
+    its first 8 bytes, its last 8 and its length, read as integers in place, mixed into one
+    key and factorized as integers; every word is then checked against the first word of its
+    key (the three integers; every byte for a longer word), so two different words that share a
+    key (never seen, but possible) are caught, and factorized by their bytes instead.
     """
     if w_start.size == 0:
         return np.zeros(0, dtype=np.int64), ()
     size = w_end - w_start
-    longest = int(size.max())
+    padded = np.concatenate([np.zeros(8, dtype=np.uint8), raw, np.zeros(8, dtype=np.uint8)])
+    words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))  # the 8 bytes at each offset
+    short = np.minimum(size, 8).astype(np.uint64) * np.uint64(8)
+    head = words[w_start + 8]
+    tail = words[w_end]  # the 8 bytes that end the word (offsets shifted by the padding)
+    with np.errstate(over="ignore"):
+        partial = short < 64
+        head[partial] &= (np.uint64(1) << short[partial]) - np.uint64(1)
+        tail[partial] >>= np.uint64(64) - short[partial]
+        key = (head * _MIXING[0]) ^ (tail * _MIXING[1]) ^ size.astype(np.uint64)
+    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    same = (head == head[first[inverse]]) & (tail == tail[first[inverse]]) & (size == size[first[inverse]])
+    long = np.flatnonzero(size > 16)
+    if long.size and same.all():  # their middle bytes too
+        same[long] = (_spelled(raw, w_start[long], w_end[long]) ==
+                      _spelled(raw, w_start[first[inverse[long]]], w_end[first[inverse[long]]])).all(axis=1)
+    if same.all():
+        spelled = _spelled(raw, w_start[first], w_end[first])
+        names = spelled.view(f"S{spelled.shape[1]}").ravel()
+        order = np.argsort(names, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        return rank[inverse].astype(np.int64), tuple(w.decode("ascii") for w in names[order].tolist())
+    spelled = _spelled(raw, w_start, w_end)
+    names, inverse = np.unique(spelled.view(f"S{spelled.shape[1]}").ravel(), return_inverse=True)
+    return inverse.astype(np.int64), tuple(w.decode("ascii") for w in names.tolist())
+
+
+def _spelled(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> np.ndarray:
+    """The bytes of each word, one row each, zeros after its end."""
+    size = w_end - w_start
+    longest = max(int(size.max()), 1) if size.size else 1
     padded = np.concatenate([raw, np.zeros(longest, dtype=np.uint8)])
     spelled = padded[w_start[:, None] + np.arange(longest)]
     spelled[np.arange(longest) >= size[:, None]] = 0
-    key = np.zeros(w_start.size, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for column in range(longest):
-            key ^= spelled[:, column]
-            key *= _MULTIPLIER
-    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    if (spelled == spelled[first[inverse]]).all():
-        words = spelled[first].view(f"S{longest}").ravel()
-        order = np.argsort(words, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        return rank[inverse].astype(np.int64), tuple(w.decode("ascii") for w in words[order].tolist())
-    words, inverse = np.unique(spelled.view(f"S{longest}").ravel(), return_inverse=True)
-    return inverse.astype(np.int64), tuple(w.decode("ascii") for w in words.tolist())
+    return spelled
 
 
 def _out_of_step(word_file: np.ndarray, word_line: np.ndarray, rows: NumericRows, files: int) -> np.ndarray:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -387,30 +388,33 @@ def read_obb_batch(paths: Sequence[Union[str, Path, None]], *, strict: Union[boo
         raise ValueError(f"read_obb_batch: {len(blobs)} blobs for {len(paths)} paths")
     elif any(dota) or None in paths:
         blobs = [b"" if p is None else None if d else blob for p, d, blob in zip(paths, dota, blobs)]
-    fast = _FastRows.parse(list(blobs))
+    named_dota = _named_rows(blobs) if label_map else np.zeros(len(paths), dtype=bool)
+    fast = _FastRows.parse([None if d else blob for d, blob in zip(named_dota.tolist(), blobs)] if named_dota.any()
+                           else list(blobs))
     unclean = np.flatnonzero(~fast.clean)
+    bulk = None
+    if unclean.size and label_map:  # DOTA files: the clean ones in bulk too
+        from hbb2obb.io.dota import read_dota_many
+
+        bulk = read_dota_many([blobs[i] for i in unclean.tolist()], strict[unclean], label_map)
+        bulk = replace(bulk, files=unclean[bulk.files], file=unclean[bulk.file])
+        unclean = np.setdiff1d(unclean, bulk.files)
     if order is not None:
         rank = np.empty(len(paths), dtype=np.int64)
         rank[np.asarray(order, dtype=np.int64)] = np.arange(len(paths))
         unclean = unclean[np.argsort(rank[unclean], kind="stable")]
-    apart: dict = {}
-    if unclean.size and label_map:  # DOTA files: the clean ones in bulk too
-        from hbb2obb.io.dota import read_dota_many
-
-        found = read_dota_many([blobs[i] for i in unclean.tolist()], [paths[i] for i in unclean.tolist()],
-                               strict[unclean], label_map)
-        apart = {int(unclean[local]): label_file for local, label_file in found.items()}
-    apart.update({i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
-                  for i in unclean.tolist() if i not in apart})
-    apart = dict(sorted(apart.items()))
+    apart = {i: read_obb_labels(Path(paths[i]), strict=bool(strict[i]), label_map=label_map)
+             for i in unclean.tolist()}
     difficult = np.zeros(len(fast.file), dtype=bool)
     has_difficult = np.zeros(len(paths), dtype=bool)
     problems = [()] * len(paths)
-    if apart:
-        fast, difficult = _merge(fast, apart)
+    if apart or (bulk is not None and bulk.files.size):
+        fast, difficult = _merge(fast, dict(sorted(apart.items())), bulk)
         for i, label_file in apart.items():
             has_difficult[i] = label_file.boxes.difficult is not None
             problems[i] = label_file.problems
+        if bulk is not None:
+            has_difficult[bulk.files] = True  # a DOTA file always has the column (0 where absent)
     return LabelBatch(paths, fast, difficult, has_difficult, tuple(problems))
 
 
@@ -423,29 +427,67 @@ def _row_scores(label_file) -> np.ndarray:
     return np.full(len(label_file.boxes), np.nan)
 
 
-def _merge(fast: _FastRows, apart: dict) -> tuple:
-    """The bulk rows with the files read apart (DOTA, screened YOLO-OBB, boxes given) put in their places."""
+def _merge(fast: _FastRows, apart: dict, bulk=None) -> tuple:
+    """The bulk rows with the files read apart (DOTA, screened YOLO-OBB, boxes given) put in their places.
+
+    ``bulk`` (:class:`~hbb2obb.io.dota.DotaRows`, optional) holds DOTA files read in bulk.
+    """
     parts = [(f, lf.boxes) for f, lf in apart.items()]
     nan = [_row_scores(lf) for lf in apart.values()]
-    file = np.concatenate([fast.file] + [np.full(len(b), f, dtype=np.int64) for f, b in parts])
-    order = np.argsort(file, kind="stable")
+    files = [fast.file] + [np.full(len(b), f, dtype=np.int64) for f, b in parts]
+    corners = [fast.corners] + [b.corners for _, b in parts]
+    class_id = [fast.class_id] + [b.class_id for _, b in parts]
+    line = [fast.line] + [b.line for _, b in parts]
+    difficult = [np.zeros(len(fast.file), dtype=bool)] + [
+        np.zeros(len(b), dtype=bool) if b.difficult is None else b.difficult for _, b in parts]
     normalized, has_score = fast.normalized.copy(), fast.has_score.copy()
     for f, label_file in apart.items():
         normalized[f] = -1 if label_file.normalized is None else int(label_file.normalized)
         has_score[f] = len(label_file.boxes) > 0 and label_file.boxes.score is not None
+    if bulk is not None:
+        files.append(bulk.file)
+        corners.append(bulk.corners)
+        class_id.append(bulk.class_id)
+        line.append(bulk.line)
+        difficult.append(bulk.difficult)
+        nan.append(bulk.score)
+        counts = np.bincount(bulk.file, minlength=len(normalized))[bulk.files]
+        normalized[bulk.files] = -1
+        has_score[bulk.files] = bulk.scored & (counts > 0)
+        with_boxes = bulk.files[counts > 0]
+        if with_boxes.size:  # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
+            flat = np.abs(bulk.corners.reshape(len(bulk.file), 8)).max(axis=1)
+            first = np.searchsorted(bulk.file, with_boxes)
+            normalized[with_boxes] = np.maximum.reduceat(flat, first) <= NORMALIZED_LIMIT
+    file = np.concatenate(files)
+    order = np.argsort(file, kind="stable")
     merged = _FastRows(
-        corners=np.concatenate([fast.corners] + [b.corners for _, b in parts])[order],
-        class_id=np.concatenate([fast.class_id] + [b.class_id for _, b in parts])[order],
+        corners=np.concatenate(corners)[order],
+        class_id=np.concatenate(class_id)[order],
         score=np.concatenate([fast.score] + nan)[order],
-        line=np.concatenate([fast.line] + [b.line for _, b in parts])[order],
+        line=np.concatenate(line)[order],
         file=file[order],
         clean=np.ones(len(fast.clean), dtype=bool),
         normalized=normalized,
         has_score=has_score,
     )
-    difficult = np.concatenate([np.zeros(len(fast.file), dtype=bool)] + [
-        np.zeros(len(b), dtype=bool) if b.difficult is None else b.difficult for _, b in parts])[order]
-    return merged, difficult
+    return merged, np.concatenate(difficult)[order]
+
+
+_LETTER = re.compile(rb"[A-DF-Za-df-z_:]")  # not in a number (e, E are exponents)
+
+
+def _named_rows(blobs) -> np.ndarray:
+    """Per file, whether its first line holds a letter no number has (a DOTA class name or header).
+
+    Such a file is never taken by the YOLO-OBB bulk pass: it goes straight to the DOTA readers.
+    """
+    named = np.zeros(len(blobs), dtype=bool)
+    for index, blob in enumerate(blobs):
+        if blob:
+            end = blob.find(b"\n", 0, 512)
+            named[index] = _LETTER.search(blob, 0, end if end >= 0 else 512) is not None
+    return named
 
 
 def format_obb_line(class_id: int, corners: np.ndarray, decimals: Optional[int] = None) -> str:

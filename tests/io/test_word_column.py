@@ -65,17 +65,9 @@ def _dota_file(r: random.Random) -> bytes:
     return data
 
 
-def _same_file(a, b) -> None:
-    assert a.path == b.path and a.problems == b.problems and a.normalized == b.normalized
-    for field in ("corners", "class_id", "score", "line", "difficult"):
-        x, y = getattr(a.boxes, field), getattr(b.boxes, field)
-        assert (x is None) == (y is None), field
-        if x is not None:
-            assert x.dtype == y.dtype and np.array_equal(x, y), field
-
-
 def _careful_only(monkeypatch) -> None:
-    monkeypatch.setattr(dota, "read_dota_many", lambda *args, **kwargs: {})
+    bulk = dota.read_dota_many
+    monkeypatch.setattr(dota, "read_dota_many", lambda blobs, strict, label_map: bulk(blobs, strict, None))
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -116,16 +108,24 @@ def test_dota_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
 
 
 def test_clean_dota_files_are_read_in_bulk(tmp_path):
-    """The bulk path takes the usual files (else the speed would silently be lost)."""
+    """The bulk path takes the usual files (else the speed would silently be lost), as read_dota reads them."""
     r = random.Random(1)
     blobs = [("\n".join(["imagesource:GoogleEarth", "gsd:0.3"] + [_dota_line(r) for _ in range(5)]) + "\n").encode()
-             for _ in range(4)]
-    paths = [tmp_path / f"{i}.txt" for i in range(4)]
-    found = dota.read_dota_many(blobs, paths, [True] * 4, MAP)
-    assert sorted(found) == [0, 1, 2, 3]
-    for path, blob in zip(paths, blobs):
+             for _ in range(3)]
+    blobs.append(b"1 2 3 4 5 6 7 8 plane 0.5\n0 0 1 0 1 1 0 1 ship 0\n")  # a detector's confidence column
+    found = dota.read_dota_many(blobs, [True, True, False, False], MAP)
+    assert found.files.tolist() == [0, 1, 2, 3] and found.scored.tolist() == [False, False, False, True]
+    for index, blob in enumerate(blobs):
+        path = tmp_path / f"{index}.txt"
         path.write_bytes(blob)
-        _same_file(found[paths.index(path)], dota.read_dota(path, strict=True, label_map=MAP))
+        one = dota.read_dota(path, strict=index < 2, label_map=MAP).boxes
+        rows = found.file == index
+        assert np.array_equal(found.corners[rows], one.corners) and np.array_equal(found.class_id[rows], one.class_id)
+        assert np.array_equal(found.line[rows], one.line) and np.array_equal(found.difficult[rows], one.difficult)
+        if one.score is None:
+            assert np.isnan(found.score[rows]).all()
+        else:
+            assert np.array_equal(found.score[rows], one.score)
 
 
 def _task1_row(r: random.Random) -> str:
@@ -153,7 +153,7 @@ def test_task1_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
     for name in ("plane", "small-vehicle", "ship"):
         (tmp_path / f"Task1_{name}.txt").write_text(_task1_file(r), encoding="utf-8")
     bulk = dota_task1.read_task1(tmp_path, MAP)
-    monkeypatch.setattr(dota_task1, "_bulk_rows", lambda blobs: {})
+    monkeypatch.setattr(dota_task1, "_bulk_rows", lambda blobs: ((), {}))
     careful = dota_task1.read_task1(tmp_path, MAP)
     assert bulk.problems == careful.problems
     assert list(bulk.boxes) == list(careful.boxes)  # the images in the same order
@@ -171,6 +171,6 @@ def test_a_word_alone_on_its_line_sends_the_file_the_careful_way():
 def test_two_words_that_share_a_key_are_still_told_apart(monkeypatch):
     from hbb2obb.io import word_column
 
-    monkeypatch.setattr(word_column, "_MULTIPLIER", np.uint64(0))  # every word gets the same key
+    monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0), np.uint64(0)))  # words of one length share a key
     split = word_rows([b"car 1 2\nbus 3 4\ncar 5 6\n"], column=0)
     assert [split.vocabulary[w] for w in split.word] == ["car", "bus", "car"]
