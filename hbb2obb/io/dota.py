@@ -228,9 +228,12 @@ def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> Dot
     class_id = vocabulary[split.word] if split.word.size else np.zeros(0, dtype=np.int64)
     good[rows.row_file[(rows.row_fields != numbers) | (class_id < 0)]] = False
     keep = good[rows.row_file]
-    starts = rows.row_start[keep]
-    values = rows.values[starts[:, None] + np.arange(numbers)] if starts.size else np.zeros((0, numbers))
-    row_file, line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
+    if keep.all() and rows.values.size == numbers * keep.size:  # the usual: every row taken, a table
+        values, row_file, line = rows.values.reshape(-1, numbers), rows.row_file, rows.row_line
+    else:
+        starts = rows.row_start[keep]
+        values = rows.values[starts[:, None] + np.arange(numbers)] if starts.size else np.zeros((0, numbers))
+        row_file, line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
     if not rows.plain and values.size:
         bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, :8]) <= MAX_COORDINATE).all(axis=1))
         good[row_file[bad]] = False  # the careful reader says which line and why
@@ -240,15 +243,15 @@ def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> Dot
     scored[row_file[not_flag]] = True
     good[scored & strict] = False  # ground truth: the careful reader raises at the line
     keep = good[row_file]
-    row_file = row_file[keep]
+    if not keep.all():
+        row_file, values, class_id, line, flag = row_file[keep], values[keep], class_id[keep], line[keep], flag[keep]
     score = np.full(row_file.size, np.nan)
     with_score = scored[row_file]
-    if column == -2:
-        score[with_score] = values[keep, 8][with_score]
-    difficult = (flag[keep] == ord("1")) & ~with_score
+    if column == -2 and with_score.any():
+        score[with_score] = values[with_score, 8]
+    difficult = (flag == ord("1")) & ~with_score
     files = np.flatnonzero(good)
-    return DotaRows(files, row_file, values[keep, :8].reshape(-1, 4, 2), class_id[keep], line[keep], difficult, score,
-                    scored[files])
+    return DotaRows(files, row_file, values[:, :8].reshape(-1, 4, 2), class_id, line, difficult, score, scored[files])
 
 
 def write_dota(path: str | Path, boxes: Boxes, names: dict, imagesource: str = "drone", gsd: str = "null") -> None:

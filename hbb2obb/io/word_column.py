@@ -11,12 +11,14 @@ out, for its reader's careful line-by-line path and its exact messages.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-from hbb2obb.io.numeric_text import NumericRows, numeric_rows_in_groups
+from hbb2obb.io.numeric_text import NumericRows, numeric_rows
 
 _BOM = b"\xef\xbb\xbf"
 _LONGEST_WORD = 64  # bytes; a longer word (never a class name or an image id) sends its file the careful way
@@ -92,11 +94,80 @@ def word_rows(blobs, column: int, prepare: Optional[Callable[[bytes], Optional[b
             clean[index] = False
             blob = b""
         parts.append(blob)
-    while True:
-        split = _split(parts, clean, column)
-        if isinstance(split, WordRows):
-            return split
-        clean &= ~split  # files whose words and rows are not one to one: the careful way
+    pieces, piece_file, piece_line = _pieces(parts)
+    piece_clean = clean[piece_file]
+    total = list(itertools.accumulate(map(len, pieces), initial=0))
+    found, start = [], 0
+    while start < len(pieces):  # groups of pieces: work arrays small enough to stay in cache
+        end = min(bisect.bisect_left(total, total[start] + _GROUP_BYTES, lo=start + 1), len(pieces))
+        group = piece_clean[start:end]
+        while True:
+            split = _split(pieces[start:end], group, column)
+            if isinstance(split, WordRows):
+                break
+            group &= ~split  # pieces whose words and rows are not one to one: the careful way
+        piece_clean[start:end] = split.rows.clean
+        found.append((start, split))
+        start = end
+    file_clean = clean.copy()
+    file_clean[piece_file[~piece_clean]] = False
+    if (piece_clean != file_clean[piece_file]).any():  # a file taken in part: none of it, then (rare)
+        return word_rows([blob if ok else None for blob, ok in zip(blobs, file_clean.tolist())], column, prepare)
+    return _joined(found, piece_file, piece_line, file_clean)
+
+
+_PIECE_BYTES = 1 << 16  # a long file is split at line ends into pieces of about this much text
+_GROUP_BYTES = 1 << 18  # text split in one pass
+
+
+def _pieces(parts: list) -> tuple:
+    """The files cut at line ends into pieces of about :data:`_PIECE_BYTES`: pieces, their file, lines before them."""
+    pieces, piece_file, piece_line = [], [], []
+    for index, text in enumerate(parts):
+        if len(text) <= _PIECE_BYTES:
+            pieces.append(text)
+            piece_file.append(index)
+            piece_line.append(0)
+            continue
+        start, lines = 0, 0
+        while start < len(text):
+            end = text.find(b"\n", start + _PIECE_BYTES)
+            end = len(text) if end < 0 else end + 1
+            pieces.append(text[start:end])
+            piece_file.append(index)
+            piece_line.append(lines)
+            lines += text.count(b"\n", start, end)
+            start = end
+    return pieces, np.array(piece_file, dtype=np.int64), np.array(piece_line, dtype=np.int64)
+
+
+def _joined(found: list, piece_file: np.ndarray, piece_line: np.ndarray, clean: np.ndarray) -> WordRows:
+    """The groups' rows as one :class:`WordRows` over the files (pieces back in their files, lines renumbered)."""
+    vocabulary = sorted({word for _, split in found for word in split.vocabulary})
+    index = {word: i for i, word in enumerate(vocabulary)}
+    values, row_start, words = [], [], []
+    shift = 0
+    for _, split in found:
+        values.append(split.rows.values)
+        row_start.append(split.rows.row_start + shift)
+        shift += split.rows.values.size
+        recoded = np.array([index[word] for word in split.vocabulary], dtype=np.int64)
+        words.append(recoded[split.word] if split.word.size else split.word)
+    pieces = np.concatenate([split.rows.row_file + first for first, split in found]) if found else np.zeros(0, np.int64)
+    rows = NumericRows(
+        values=np.concatenate(values) if found else np.zeros(0),
+        row_start=np.concatenate(row_start) if found else np.zeros(0, dtype=np.int64),
+        row_fields=np.concatenate([split.rows.row_fields for _, split in found]) if found else np.zeros(0, np.int64),
+        row_file=piece_file[pieces],
+        row_line=np.concatenate([split.rows.row_line for _, split in found]) + piece_line[pieces] if found
+        else np.zeros(0, dtype=np.int64),
+        first_is_integer=np.concatenate([split.rows.first_is_integer for _, split in found]) if found
+        else np.zeros(0, dtype=bool),
+        clean=clean,
+        plain=all(split.rows.plain for _, split in found),
+    )
+    after = np.concatenate([split.after for _, split in found]) if found else np.zeros(0, dtype=np.uint8)
+    return WordRows(rows, np.concatenate(words) if found else np.zeros(0, dtype=np.int64), after, tuple(vocabulary))
 
 
 def _split(parts: list, clean: np.ndarray, column: int):
@@ -145,7 +216,7 @@ def _split(parts: list, clean: np.ndarray, column: int):
     removed = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(np.bincount(word_file, weights=size, minlength=len(parts)).astype(np.int64), out=removed[1:])
     bounds = (file_start - removed).tolist()
-    rows = numeric_rows_in_groups([text[a:b - 1] if ok else None for a, b, ok in zip(bounds[:-1], bounds[1:],
+    rows = numeric_rows([text[a:b - 1] if ok else None for a, b, ok in zip(bounds[:-1], bounds[1:],
                                                                                      keep.tolist())])
     # the words of the files taken, in the tokenizer's row order (files in order, lines in order)
     taken = rows.clean[word_file]

@@ -70,8 +70,18 @@ def _careful_only(monkeypatch) -> None:
     monkeypatch.setattr(dota, "read_dota_many", lambda blobs, strict, label_map: bulk(blobs, strict, None))
 
 
+@pytest.fixture(params=["whole", "in pieces"])
+def pieces(request, monkeypatch):
+    """Files read whole, or cut into pieces of a few lines and split a few pieces at a time (as long files are)."""
+    if request.param == "in pieces":
+        from hbb2obb.io import word_column
+
+        monkeypatch.setattr(word_column, "_PIECE_BYTES", 60)
+        monkeypatch.setattr(word_column, "_GROUP_BYTES", 300)
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_dota_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
+def test_dota_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, pieces, seed):
     r = random.Random(seed)
     paths = []
     for index in range(12):
@@ -148,7 +158,7 @@ def _task1_file(r: random.Random) -> str:
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_task1_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
+def test_task1_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, pieces, seed):
     r = random.Random(seed)
     for name in ("plane", "small-vehicle", "ship"):
         (tmp_path / f"Task1_{name}.txt").write_text(_task1_file(r), encoding="utf-8")
@@ -161,6 +171,22 @@ def test_task1_in_bulk_reads_as_line_by_line(tmp_path, monkeypatch, seed):
         other = bulk.boxes[image]
         for field in ("corners", "class_id", "score", "line"):
             assert np.array_equal(getattr(other, field), getattr(boxes, field)), (image, field)
+
+
+def test_a_long_file_in_pieces_keeps_its_line_numbers_and_goes_whole_the_careful_way(monkeypatch):
+    from hbb2obb.io import word_column
+
+    monkeypatch.setattr(word_column, "_PIECE_BYTES", 20)
+    monkeypatch.setattr(word_column, "_GROUP_BYTES", 50)
+    rows = [f"P{i % 3} 0.5 {i} 2" for i in range(40)]
+    split = word_rows(["\n".join(rows).encode(), b"P9 1 2\n"], column=0)
+    assert split.rows.clean.tolist() == [True, True]
+    assert split.rows.row_line.tolist() == list(range(1, 41)) + [1]
+    assert split.rows.values[:120].reshape(-1, 3)[:, 1].tolist() == [float(i) for i in range(40)]
+    assert [split.vocabulary[w] for w in split.word] == [f"P{i % 3}" for i in range(40)] + ["P9"]
+    rows[33] = "P1 0.5 x 2"  # one broken row in a late piece: the whole file the careful way
+    split = word_rows(["\n".join(rows).encode(), b"P9 1 2\n"], column=0)
+    assert split.rows.clean.tolist() == [False, True] and split.rows.row_file.tolist() == [1]
 
 
 def test_a_word_alone_on_its_line_sends_the_file_the_careful_way():
