@@ -15,7 +15,7 @@ the same boxes.
 Usage::
 
     python benchmarks/detection_sets.py OUT --frames 512 --detections 150000
-    python benchmarks/detection_sets.py OUT --frames 100 --detections 210000   # dense: about 2,100 per frame
+    python benchmarks/detection_sets.py OUT --frames 100 --detections 210000 --parking  # dense: 2,100 a frame
 """
 
 from __future__ import annotations
@@ -66,8 +66,11 @@ def _boxes(rng: np.random.Generator, n: int, classes: np.ndarray) -> np.ndarray:
     """``n`` rotated rectangles of the given classes at random places, corners ``(n, 4, 2)``."""
     size = np.array([(length, breadth) for _, length, breadth, _ in CLASSES], dtype=np.float64)[classes]
     size *= rng.lognormal(0.0, 0.2, (n, 1))
-    centre = rng.uniform(20, FRAME - 20, (n, 2))
-    theta = rng.uniform(0, np.pi, n)
+    return _rectangles(rng.uniform(20, FRAME - 20, (n, 2)), size, rng.uniform(0, np.pi, n))
+
+
+def _rectangles(centre: np.ndarray, size: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Rectangles of the given centres, (length, breadth) and angles, corners ``(n, 4, 2)``."""
     cos, sin = np.cos(theta), np.sin(theta)
     half = size / 2
     local = np.array([(-1, -1), (1, -1), (1, 1), (-1, 1)], dtype=np.float64)
@@ -78,19 +81,49 @@ def _boxes(rng: np.random.Generator, n: int, classes: np.ndarray) -> np.ndarray:
     return np.stack([x, y], axis=-1)
 
 
-def _frame(rng: np.random.Generator, n_gt: int):
+PARKING = (3840, 2160)  # a 4K drone frame over parking lots
+BAY = (50.0, 100.0)  # one parking bay: width, depth (a car is about 92 x 41 pixels at this scale)
+VEHICLES = (CLASSES.index(("small-vehicle", 18, 9, 0.33)), CLASSES.index(("large-vehicle", 40, 12, 0.22)))
+
+
+def _parked(rng: np.random.Generator, n: int) -> tuple:
+    """``n`` vehicles parked in rows of bays over a 4K frame (1,596 bays): corners and classes.
+
+    Dense frames as drones see parking lots: many boxes, side by side, hardly overlapping.
+    """
+    columns, rows = int(PARKING[0] // BAY[0]), int(PARKING[1] // BAY[1])
+    bays = rng.permutation(columns * rows)[:min(n, columns * rows)]
+    centre = np.stack([(bays % columns + 0.5) * BAY[0], (bays // columns + 0.5) * BAY[1]], axis=1)
+    centre += rng.normal(0, 2.0, centre.shape)
+    large = rng.random(bays.size) < 0.1
+    size = np.where(large[:, None], (104.0, 46.0), (92.0, 41.0)) * rng.lognormal(0.0, 0.04, (bays.size, 1))
+    theta = np.pi / 2 + rng.normal(0, 0.05, bays.size)  # nose to the aisle, a few degrees off
+    classes = np.where(large, VEHICLES[1], VEHICLES[0])
+    return _rectangles(centre, size, theta), classes
+
+
+def _frame(rng: np.random.Generator, n_gt: int, parking: bool = False):
     share = np.array([c[3] for c in CLASSES])
-    gt_class = rng.choice(len(CLASSES), n_gt, p=share / share.sum())
-    gt = np.clip(np.rint(_boxes(rng, n_gt, gt_class)), 0, FRAME - 1)
+    if parking:
+        gt, gt_class = _parked(rng, n_gt)
+        gt = np.clip(np.rint(gt), 0, np.array(PARKING) - 1)
+    else:
+        gt_class = rng.choice(len(CLASSES), n_gt, p=share / share.sum())
+        gt = np.clip(np.rint(_boxes(rng, n_gt, gt_class)), 0, FRAME - 1)
+    n_gt = len(gt)
     difficult = rng.random(n_gt) < DIFFICULT_SHARE
     found = rng.random(n_gt) >= MISSED_SHARE
     size = np.linalg.norm(gt[:, 1] - gt[:, 0], axis=1)[:, None, None]
     hits = gt[found] + rng.normal(0, 0.06, (int(found.sum()), 4, 2)) * size[found]
     hit_class = gt_class[found]
     hit_score = np.clip(rng.beta(5, 2, hits.shape[0]), 0.001, 0.999)
-    n_false = rng.poisson(FALSE_SHARE * n_gt)
-    false_class = rng.choice(len(CLASSES), n_false, p=share / share.sum())
-    false = _boxes(rng, n_false, false_class)
+    n_false = rng.poisson(FALSE_SHARE * len(gt))
+    if parking:  # a detector's false alarms in a lot: vehicles where there are none, or doubled
+        false, false_class = _parked(rng, n_false)
+        false += rng.normal(0, 20.0, (len(false), 1, 2))
+    else:
+        false_class = rng.choice(len(CLASSES), n_false, p=share / share.sum())
+        false = _boxes(rng, n_false, false_class)
     false_score = np.clip(rng.beta(2, 5, n_false), 0.001, 0.999)
     pred = np.concatenate([hits, false])
     pred_class = np.concatenate([hit_class, false_class])
@@ -98,8 +131,12 @@ def _frame(rng: np.random.Generator, n_gt: int):
     return gt, gt_class, difficult, pred, pred_class, pred_score
 
 
-def generate(root: Path, frames: int, detections: int, seed: int = 0) -> DetectionSet:
-    """Write a set of about ``detections`` predictions over ``frames`` frames under ``root``."""
+def generate(root: Path, frames: int, detections: int, seed: int = 0, parking: bool = False) -> DetectionSet:
+    """Write a set of about ``detections`` predictions over ``frames`` frames under ``root``.
+
+    ``parking``: 4K frames of vehicles parked side by side (a dense set), instead of 1024-pixel
+    frames of all 15 classes scattered.
+    """
     rng = np.random.default_rng(seed)
     per_frame = detections / frames / ((1 - MISSED_SHARE) + FALSE_SHARE)  # ground-truth boxes per frame
     root.mkdir(parents=True, exist_ok=True)
@@ -110,7 +147,7 @@ def generate(root: Path, frames: int, detections: int, seed: int = 0) -> Detecti
     n_gt = n_pred = 0
     for index in range(frames):
         image = f"P{index:05d}"
-        gt, gt_class, difficult, pred, pred_class, pred_score = _frame(rng, max(1, rng.poisson(per_frame)))
+        gt, gt_class, difficult, pred, pred_class, pred_score = _frame(rng, max(1, rng.poisson(per_frame)), parking)
         n_gt += len(gt)
         n_pred += len(pred)
         gt_flat = gt.reshape(-1, 8).astype(np.int64)
@@ -138,8 +175,9 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=512)
     parser.add_argument("--detections", type=int, default=150_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--parking", action="store_true", help="4K frames of parked vehicles (the dense set)")
     args = parser.parse_args()
-    made = generate(args.out, args.frames, args.detections, args.seed)
+    made = generate(args.out, args.frames, args.detections, args.seed, args.parking)
     print(f"{made.root}: {made.frames} frames, {made.gt_boxes} ground-truth boxes, {made.detections} detections")
 
 
