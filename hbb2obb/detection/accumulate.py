@@ -106,17 +106,17 @@ def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> Detec
     recall = np.full((n_t, n_k, n_a, n_m), np.nan)
     dota_ap = np.full(n_k, np.nan)
     curves = []
-    # every detection's values in score order, gathered once: each class then takes its own part
-    # of them in order (a mask of a sequence), for every area range
-    order = ev.order
-    sorted_class = ev.det_class[order]
-    by_score = [np.take(values, order) for values in (ev.level, ev.simple_gt, ev.contested_pos, ev.rank,
-                                                       ev.dota_tp, ev.dota_fp)]
-    outside_by_score = np.take(ev.det_outside, order, axis=1)  # (A, n)
+    # every detection's values gathered once, class by class and in score order within a class:
+    # each class then takes its own run of them (a slice, not a mask over every detection)
+    by_class = ev.order[np.argsort(ev.det_class[ev.order], kind="stable")]
+    bounds = np.searchsorted(ev.det_class[by_class], np.arange(n_k + 1)).tolist()
+    by_score = [np.take(values, by_class) for values in (ev.level, ev.simple_gt, ev.contested_pos, ev.rank,
+                                                          ev.dota_tp, ev.dota_fp)]
+    outside_by_score = np.take(ev.det_outside, by_class, axis=1)  # (A, n)
     for k in range(n_k):
         in_class = ev.gt_class == k
         npig = np.count_nonzero(~ev.gt_ignored[:, in_class], axis=1)  # (A,)
-        of_class = sorted_class == k
+        of_class = slice(bounds[k], bounds[k + 1])
         level, box, position, ranks, dota_tp, dota_fp = (values[of_class] for values in by_score)
         for a in np.flatnonzero(npig).tolist():
             outside = outside_by_score[a, of_class]
