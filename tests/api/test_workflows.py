@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 from PIL import Image, ImageDraw
 
@@ -80,3 +81,101 @@ def test_sweep_of_the_identity_converter_refuses_to_replace_results(tmp_path):
         sweep(None, gt_dir, hbb, tmp_path / "sweep", {}, converter="identity", image_size=(200, 100))
     again = sweep(None, gt_dir, hbb, tmp_path / "sweep", {}, converter="identity", image_size=(200, 100), resume=True)
     assert again.measured == 0 and again.reused == len(outcome.records)
+
+
+def _written_analysis(analysis, label_map, boundary_classes=()):
+    """``analysis.yaml`` as the command lays it out, from what the API returned."""
+    from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
+
+    reference = reference_keys(analysis.evaluation.result.table, analysis.properties, analysis.identity, label_map,
+                               boundary_classes)
+    return yaml.safe_load(yaml.safe_dump(analysis_file(analysis.data, reference), sort_keys=False))
+
+
+def test_songdo_analysis_of_the_api_is_the_commands(sample_dir, tmp_path):
+    """The shared sample: analysis.yaml and analysis.md of ``hbb2obb-analyze -o`` are the API's
+    data, from prediction files and from predictions in memory."""
+    from hbb2obb.analysis.report import render_markdown
+    from hbb2obb.cli.analyze import main
+    from hbb2obb.io import load_label_map
+
+    gt_dir, pred_dir, names = sample_dir / "labels_obb_gt", sample_dir / "labels_obb_sam_b", sample_dir / "classes.yaml"
+    hbb, images = sample_dir / "labels_hbb", sample_dir / "images"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [str(a) for a in (gt_dir, pred_dir, "-mp", names, "-hd", hbb, "-i", images,
+                                                        "-nb", "--worst", 5, "-o", out)])
+    assert result.exit_code == 0, result.output
+    written = yaml.safe_load((out / "analysis.yaml").read_text())
+    label_map = load_label_map(names)
+    from_files = analyze(gt_dir, pred_dir, label_map=names, hbb=hbb, image_sizes=images, worst=5)
+    in_memory = analyze(gt_dir, read_labels(pred_dir, image_sizes=images, label_map=names, strict=False),
+                        label_map=names, hbb=hbb, image_sizes=images, worst=5)
+    assert written["identity"]["rows"] and from_files.identity is not None and from_files.hbb == hbb
+    for found in (from_files, in_memory):
+        assert _written_analysis(found, label_map) == written
+        assert render_markdown(found.data, None) == (out / "analysis.md").read_text()
+        assert found.warnings == []
+
+
+def test_the_command_analyzes_through_the_api(tmp_path, monkeypatch):
+    """hbb2obb-analyze scores and analyzes with the API's functions: a spy on the API's scoring
+    step sees both prediction sets, and what it raises is what the command reports."""
+    import hbb2obb.api.workflows as workflows
+    from hbb2obb.cli.analyze import main
+
+    gt_dir, pred_dir = label_set(tmp_path)
+    seen = []
+    real = workflows.score_for_analysis
+
+    def spy(gt, pred, settings, **options):
+        seen.append((pred, options["what"]))
+        return real(gt, pred, settings, **options)
+
+    monkeypatch.setattr(workflows, "score_for_analysis", spy)
+    args = [str(gt_dir), str(pred_dir), "-nb", "--baseline", str(gt_dir)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert seen == [(pred_dir, "Evaluating"), (gt_dir, "Evaluating baseline")]
+
+    def refuse(*args, **options):
+        raise InputError("scored by the API")
+
+    monkeypatch.setattr(workflows, "score_for_analysis", refuse)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "scored by the API" in result.stderr
+
+
+def test_analysis_prompts_asked_for_or_found_beside_the_ground_truth(tmp_path):
+    """``hbb="auto"`` is the command's default (labels_hbb beside the ground truth; unusable
+    prompts found so are a warning); prompts asked for must be usable."""
+    gt_dir, pred_dir = label_set(tmp_path)
+    hbb = tmp_path / "labels_hbb"
+    hbb.mkdir()
+    (hbb / "a.txt").write_text("".join(f"{k % 2} {30 * k + 6} 8 12 6\n" for k in range(4)))
+    found = analyze(gt_dir, pred_dir, hbb="auto")
+    assert found.hbb == hbb.resolve() and found.data["identity"]["rows"][0]["boxes"] == 4
+    assert analyze(gt_dir, pred_dir).identity is None  # not asked for: none
+    (hbb / "a.txt").write_text("0 0.5 0.5 0.1 0.1\n")  # normalized, while the ground truth is in pixels
+    skipped = analyze(gt_dir, pred_dir, hbb="auto")
+    assert skipped.identity is None and skipped.hbb is None
+    assert [w.kind for w in skipped.warnings] == ["prompts"] and "identity baseline skipped" in skipped.warnings[0][1]
+    with pytest.raises(InputError, match="normalized while the ground truth is in pixels"):
+        analyze(gt_dir, pred_dir, hbb=hbb)
+    with pytest.raises(InputError, match="nope: HBB prompt folder not found"):
+        analyze(gt_dir, pred_dir, hbb=tmp_path / "nope")
+
+
+def test_analysis_of_a_baseline_that_scored_nothing_names_it(tmp_path):
+    from hbb2obb.api.evaluation import NothingScored
+
+    gt_dir, pred_dir = label_set(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "a.txt").write_text("0 1 2\n")
+    with pytest.raises(NothingScored, match=r"broken: every prediction line was skipped") as caught:
+        analyze(gt_dir, pred_dir, baseline=broken)
+    assert caught.value.warnings[0].kind == "broken prediction file"
+    with pytest.raises(UsageError, match="bootstrap must be at least 100"):
+        analyze(gt_dir, pred_dir, baseline=pred_dir, bootstrap=10)
+    compared = analyze(gt_dir, pred_dir, baseline=dict(read_labels(gt_dir)), bootstrap=100)
+    assert (compared.data["comparison"]["a"], compared.data["comparison"]["b"]) == (str(pred_dir), "baseline")
