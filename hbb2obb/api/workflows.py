@@ -48,6 +48,8 @@ Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 #: The ``hbb`` value that looks for the HBB prompts in ``labels_hbb`` beside the ground-truth folder.
 AUTO = "auto"
 MIN_BOOTSTRAP = 100
+#: What ``run_config.yaml`` names as the command line of a sweep run from Python.
+API_CALL = "hbb2obb.sweep() (Python API)"
 
 
 @dataclass
@@ -324,7 +326,8 @@ def sweep(images: Optional[PathLike], gt: PathLike, hbb: PathLike, out_dir: Path
     gt, hbb : str or Path
         The ground-truth OBB folder and the HBB prompt folder.
     out_dir : str or Path
-        The sweep writes ``OUT_DIR/NAME/results.yaml``, a record per point, after every point.
+        The sweep writes ``OUT_DIR/NAME/run_config.yaml``, then ``results.yaml``, a record per
+        point, after every point.
     axes : mapping of str to sequence
         Parameter name to its values (``{"scale_factor": [0, 0.02], "imgsz": [640]}``); the
         reference axes left out take the converter's defaults.
@@ -333,7 +336,8 @@ def sweep(images: Optional[PathLike], gt: PathLike, hbb: PathLike, out_dir: Path
     name : str, optional
         The run's name, its folder under ``out_dir`` (default: the converter's name).
     settings : EvalSettings, optional
-        How every point is scored (defaults: the command's).
+        How every point is scored; by default the command's (``hbb2obb-optimize`` scores a frame
+        the converter wrote no file for as empty: ``missing_pred="empty"``).
     label_map : str or Path, optional
         The label map file.
     image_size : (width, height), optional
@@ -342,28 +346,46 @@ def sweep(images: Optional[PathLike], gt: PathLike, hbb: PathLike, out_dir: Path
         Processes; the records do not depend on it.
     resume : bool
         Keep the points an earlier sweep of the same grid measured; without it, a folder that
-        holds results already is refused.
+        holds results already is refused (the command measures it afresh).
 
     Returns
     -------
     SweepOutcome
         ``records`` in grid order, the ``best`` one by mean IoU, counts of measured and reused points.
-    """
-    from hbb2obb.sweeps.benchmark import RunSpec, plan_run
-    from hbb2obb.sweeps.executors import make_executor
-    from hbb2obb.sweeps.runner import EvalSpec, SweepInputs, check_resumable, read_yaml, run_sweep
 
-    size = {} if image_size is None else {"img_width": image_size[0], "img_height": image_size[1]}
-    spec = RunSpec(name or converter, converter, axes=dict(axes), evaluation=size)
+    Raises
+    ------
+    hbb2obb.UsageError
+        A bad axis or value, results there without ``resume``, results measured with other
+        settings with it, a ``PROVENANCE.txt`` in ``out_dir`` that no sweep wrote.
+    hbb2obb.InputError
+        A missing folder; the run folder locked by another sweep (its ``.sweep.lock`` names
+        the process), from Python or ``hbb2obb-optimize``.
+    """
+    from hbb2obb.api.sweeping import locked, measure, prepare
+    from hbb2obb.sweeps.benchmark import RunSpec, plan_run
+    from hbb2obb.sweeps.benchmark_record import check_record_is_ours
+    from hbb2obb.sweeps.executors import make_executor
+    from hbb2obb.sweeps.runner import SweepInputs, SweepOutcome, best_record, measured_records, read_yaml
+
+    # the evaluation mapping the command builds from its flags: the same defaults (missing_pred "empty")
+    evaluation: dict[str, Any] = {"map_path": optional_path(label_map)}
+    if image_size is not None:
+        evaluation.update(img_width=image_size[0], img_height=image_size[1])
+    spec = RunSpec(name or converter, converter, axes=dict(axes), evaluation=evaluation)
     plan = plan_run(spec, SweepInputs(optional_path(images), Path(gt), Path(hbb)), Path(out_dir))
-    plan = replace(plan, evaluation=EvalSpec(settings or EvalSettings(), size.get("img_width"), size.get("img_height"),
-                                             optional_path(label_map)))
-    results = plan.folder / "results.yaml"
-    previous = None
-    if results.exists():
-        if not resume:
+    if settings is not None:
+        plan = replace(plan, evaluation=replace(plan.evaluation, settings=settings_of(settings, {})))
+    check_record_is_ours(Path(out_dir))  # as the command: a PROVENANCE.txt no sweep wrote is refused
+    with locked([plan]):  # a second sweep of the folder, from Python or the command, is refused
+        results = plan.folder / "results.yaml"
+        if results.exists() and not resume:
             raise UsageError(f"{results} exists: pass resume=True to keep its points, or choose another folder")
-        previous = read_yaml(results)
-        check_resumable(plan, previous)
-    plan.folder.mkdir(parents=True, exist_ok=True)
-    return run_sweep(plan, make_executor(jobs), previous)
+        pending = prepare([plan], resume=resume, command_line=API_CALL, jobs=jobs)
+        if not pending:  # every point measured already: the records as they are, nothing rewritten
+            previous = read_yaml(results)
+            done = measured_records(plan, previous)
+            records = [done[plan.grid.key(point)] for point in plan.grid.points()]
+            return SweepOutcome(records, best_record(records), float(previous.get("sweep_seconds") or 0.0), 0,
+                                len(records))
+        return measure(pending, make_executor(jobs))[0]

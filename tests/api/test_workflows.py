@@ -179,3 +179,71 @@ def test_analysis_of_a_baseline_that_scored_nothing_names_it(tmp_path):
         analyze(gt_dir, pred_dir, baseline=pred_dir, bootstrap=10)
     compared = analyze(gt_dir, pred_dir, baseline=dict(read_labels(gt_dir)), bootstrap=100)
     assert (compared.data["comparison"]["a"], compared.data["comparison"]["b"]) == (str(pred_dir), "baseline")
+
+
+def test_sweep_of_the_api_is_the_commands(tmp_path):
+    """api.sweep measures what hbb2obb-optimize measures with its defaults (the same plan, the
+    same settings: a frame without a converted file scored empty) and writes run_config.yaml."""
+    from hbb2obb.cli.optimize import main
+    from hbb2obb.synthetic.dataset import generate_dataset
+
+    data = generate_dataset(tmp_path / "data", n_frames=3, boxes_per_frame=(6, 9), images=False, seed=3).root
+    gt_dir, hbb = data / "labels_obb_gt", data / "labels_hbb"
+    result = CliRunner().invoke(main, [str(data / "images"), str(gt_dir), "--converter", "identity", "-sf", "0",
+                                       "0.05", "-o", str(tmp_path / "cli"), "-nb", "--no_plot"])
+    assert result.exit_code == 0, result.output
+    outcome = sweep(data / "images", gt_dir, hbb, tmp_path / "api", {"scale_factor": [0, 0.05]}, converter="identity")
+
+    def timeless(records):
+        return [{k: v for k, v in record.items() if k != "execution_time"} for record in records]
+
+    cli = yaml.safe_load((tmp_path / "cli" / "identity" / "results.yaml").read_text())
+    api = yaml.safe_load((tmp_path / "api" / "identity" / "results.yaml").read_text())
+    assert timeless(api["all_results"]) == timeless(cli["all_results"]) == timeless(outcome.records)
+    assert len(outcome.records) == 2 and outcome.measured == 2
+    config = yaml.safe_load((tmp_path / "api" / "identity" / "run_config.yaml").read_text())
+    assert config["missing_pred"] == "empty" and config["command_line"] == "hbb2obb.sweep() (Python API)"
+
+
+def test_two_sweeps_of_one_folder_the_second_is_refused_naming_the_lock(tmp_path, monkeypatch):
+    """Two api.sweep calls on one run folder at once: the second raises InputError naming the
+    lock and writes nothing; the first finishes. A PROVENANCE.txt no sweep wrote is refused."""
+    import threading
+
+    import hbb2obb.sweeps.runner as runner
+
+    gt_dir, _ = label_set(tmp_path)
+    hbb = tmp_path / "hbb"
+    hbb.mkdir()
+    (hbb / "a.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    inside, release = threading.Event(), threading.Event()
+    real = runner.run_grid_point
+
+    def held_point(*args):  # the first sweep waits inside its lock until the second has tried
+        inside.set()
+        assert release.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(runner, "run_grid_point", held_point)
+    first: dict = {}
+
+    def first_sweep():
+        first["outcome"] = sweep(None, gt_dir, hbb, tmp_path / "out", {}, converter="identity", image_size=(200, 100))
+
+    thread = threading.Thread(target=first_sweep)
+    thread.start()
+    try:
+        assert inside.wait(30)
+        with pytest.raises(InputError, match=r"out/identity is in use by another sweep .*\.sweep\.lock"):
+            sweep(None, gt_dir, hbb, tmp_path / "out", {}, converter="identity", image_size=(200, 100), resume=True)
+    finally:
+        release.set()
+        thread.join(30)
+    assert first["outcome"].measured == len(first["outcome"].records) == 12  # the default grid
+    assert not (tmp_path / "out" / "identity" / ".sweep.lock").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "PROVENANCE.txt").write_text("my notes\n")
+    with pytest.raises(UsageError, match="not a record hbb2obb-optimize wrote"):
+        sweep(None, gt_dir, hbb, tmp_path / "mine", {}, converter="identity", image_size=(200, 100))
+    assert (tmp_path / "mine" / "PROVENANCE.txt").read_text() == "my notes\n"
+    assert not (tmp_path / "mine" / "identity").exists()
