@@ -247,3 +247,30 @@ def test_two_sweeps_of_one_folder_the_second_is_refused_naming_the_lock(tmp_path
         sweep(None, gt_dir, hbb, tmp_path / "mine", {}, converter="identity", image_size=(200, 100))
     assert (tmp_path / "mine" / "PROVENANCE.txt").read_text() == "my notes\n"
     assert not (tmp_path / "mine" / "identity").exists()
+
+
+def test_convert_of_the_api_is_the_commands(tmp_path):
+    """hbb2obb and api.convert build the converter's settings with one function (image_params)
+    and convert with one (convert_boxes): the same OBBs for the same non-default settings. A
+    parameter name the converter does not have is refused, not left at its default."""
+    from hbb2obb.cli.convert import main
+    from hbb2obb.synthetic.dataset import generate_dataset
+
+    data = generate_dataset(tmp_path / "data", n_frames=1, boxes_per_frame=(5, 6), width=320, height=240,
+                            seed=5).root
+    settings = {"scale_factor": [0.02, 0.04], "opening_kernel_percentage": 0.05, "imgsz": 64,
+                "corner_radius": 0.3, "tightness": "loose", "margin": 0.1}
+    result = CliRunner().invoke(main, [str(data / "images"), "--hbb_dir", str(data / "labels_hbb"), "--obb_dir",
+                                       str(tmp_path / "obb"), "-sf", "0.02", "0.04", "-okp", "0.05", "--imgsz", "64",
+                                       "--corner_radius", "0.3", "-ti", "loose", "--margin", "0.1", "-nb"])
+    assert result.exit_code == 0, result.output
+    (image,) = sorted((data / "images").iterdir())
+    prompts = read_labels(data / "labels_hbb", image_sizes=data / "images")[image.stem]
+    written = read_labels(tmp_path / "obb")[image.stem]
+    converted = convert(image, prompts, settings)
+    assert len(written) == len(prompts) >= 5
+    np.testing.assert_allclose(written.corners, np.round(converted.corners, 1), atol=0.051)  # the file: 1 decimal
+    default = convert(image, prompts)
+    assert not np.allclose(default.corners, converted.corners)  # the settings did change the boxes
+    with pytest.raises(UsageError, match="converter 'image' has no parameter 'scale_factors'"):
+        convert(image, prompts, {"scale_factors": 0.05})
