@@ -9,7 +9,7 @@ training loop can score without writing files.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Union
 
@@ -27,6 +27,8 @@ from hbb2obb.scoring.metric_dict import summarize
 
 if TYPE_CHECKING:  # the table types are only named in hints: pandas is imported when the table is asked for
     import pandas
+
+    from hbb2obb.api.labels import Frames
 
 #: One side of a run: a folder of label files (or a COCO ``.json``), or ``{frame name: Boxes}``.
 Source = Union[PathLike, Mapping[str, Boxes]]
@@ -97,6 +99,12 @@ class Evaluation:
 
         return difficult_flags(table, self.gt_source, self.result.label_map)
 
+    @property
+    def difficult(self) -> np.ndarray:
+        """The difficult flag of every ground-truth row of the match table: the ground truth's
+        own (DOTA, VOC), else those of ``NAME.dota`` files beside a folder's ``NAME.txt``."""
+        return self._flags[0]
+
     def pair_columns(self) -> dict[str, np.ndarray]:
         """The match table as arrays: one row per ground-truth box, then one per unmatched
         prediction; the columns of the ``--pairs`` file, plus ``is_gt`` and ``has_pred``.
@@ -108,7 +116,7 @@ class Evaluation:
         from hbb2obb.scoring.overlap_metrics import row_overlap
 
         table, settings = self.result.table, self.result.settings
-        properties = ground_truth_properties(table, self._flags[0], settings.edge_tolerance)
+        properties = ground_truth_properties(table, self.difficult, settings.edge_tolerance)
         return pair_columns(table, properties, row_overlap(table, settings.spatial_threshold))
 
     @functools.cached_property
@@ -194,6 +202,31 @@ def nothing_scored(result: EvaluationResult) -> Optional[str]:
     return None
 
 
+class NothingScored(InputError):
+    """A run that scored nothing (:func:`nothing_scored`), with the warnings that say why.
+
+    Attributes
+    ----------
+    warnings : list of RunWarning
+        The run's warnings (missing or broken prediction files): the command prints them
+        before its one-line error.
+    """
+
+    def __init__(self, message: str, warnings: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(message)
+        self.warnings = [RunWarning(*warning) for warning in warnings]
+
+
+def check_scored(result: EvaluationResult, where: Optional[str] = None) -> None:
+    """Raise :class:`NothingScored` when the run scored nothing (:func:`nothing_scored`).
+
+    ``where`` (the prediction folder) starts the message when given.
+    """
+    problem = nothing_scored(result)
+    if problem is not None:
+        raise NothingScored(problem if where is None else f"{where}: {problem}", result.warnings)
+
+
 def _frames_of(side: Mapping, role: str, strict: bool) -> tuple[dict[str, Boxes], list[LabelProblem]]:
     """The frames of a side in memory, checked: ground truth raises on a box that cannot be
     scored, predictions skip it (listed as a problem, as a broken line of a file is)."""
@@ -258,6 +291,24 @@ def _side_path(side: Source, role: str) -> Optional[Path]:
     raise UsageError(f"{role}: give a path or a mapping of frame names to Boxes, got {type(side).__name__}")
 
 
+def _flags_from_side_cars(frames: "Frames") -> "Frames":
+    """YOLO ground truth without difficult flags of its own, as the folder planner reads it.
+
+    YOLO files carry no difficult flag: ``read_labels`` gives them all False, where the planner
+    of two folders gives none, so that the ``NAME.dota`` beside a ``NAME.txt`` gives them
+    (:attr:`Evaluation.difficult`). Read beside predictions in memory, the ground truth must be
+    the same, or the side-cars would be ignored there and only there.
+    """
+    from dataclasses import replace
+
+    from hbb2obb.api.labels import Frames
+
+    if frames.format != "yolo":
+        return frames
+    return Frames({name: replace(boxes, difficult=None) for name, boxes in frames.items()}, format=frames.format,
+                  names=frames.names, sizes=frames.sizes, problems=frames.problems, sources=frames.sources)
+
+
 def plan_run(gt: Source, pred: Source, settings: EvalSettings, *, label_map: dict, sizes: ImageSizes,
              gt_format: Optional[str] = None, pred_format: Optional[str] = None,
              read_options: Optional[dict] = None) -> FramePlan:
@@ -270,7 +321,7 @@ def plan_run(gt: Source, pred: Source, settings: EvalSettings, *, label_map: dic
     from hbb2obb.api.labels import read_labels
 
     if gt_path is not None:
-        gt = read_labels(gt_path, gt_format, sizes, label_map, **(read_options or {}))
+        gt = _flags_from_side_cars(read_labels(gt_path, gt_format, sizes, label_map, **(read_options or {})))
     if pred_path is not None:
         pred = read_labels(pred_path, pred_format, sizes, label_map, strict=False, **(read_options or {}))
     return _memory_plan(gt, pred, settings.missing_pred)  # type: ignore[arg-type]
@@ -295,6 +346,26 @@ def evaluate_run(gt: Source, pred: Source, settings: EvalSettings, *, sizes: Ima
                              read_options=read_options)
     # a folder's NAME.dota files give the difficult flags its own files lack
     return Evaluation(result, gt_path)
+
+
+def settings_of(settings: Optional[EvalSettings], setting_values: Mapping[str, Any]) -> EvalSettings:
+    """The run's :class:`EvalSettings`: ``settings``, or one made of the setting values by name
+    (not both); an unknown name is a :class:`~hbb2obb.UsageError` listing the known ones."""
+    if settings is not None and setting_values:
+        raise UsageError(f"give settings or setting values ({', '.join(setting_values)}), not both")
+    if settings is None:
+        try:
+            return EvalSettings(**setting_values)
+        except TypeError:
+            from dataclasses import fields
+
+            known = {field.name for field in fields(EvalSettings)}
+            unknown = sorted(set(setting_values) - known)
+            raise UsageError(f"unknown setting(s) {', '.join(unknown)}; EvalSettings has {', '.join(sorted(known))}"
+                             ) from None
+    if not isinstance(settings, EvalSettings):
+        raise UsageError(f"settings must be an EvalSettings, got {type(settings).__name__}")
+    return settings
 
 
 def evaluate(gt: Source, pred: Source, settings: Optional[EvalSettings] = None, *,
@@ -349,26 +420,11 @@ def evaluate(gt: Source, pred: Source, settings: Optional[EvalSettings] = None, 
     >>> run.metrics["total_matches"], round(run.metrics["avg_iou"], 4), run.detection["detection_scored"]
     (1, 0.8182, True)
     """
-    if settings is not None and setting_values:
-        raise UsageError(f"give settings or setting values ({', '.join(setting_values)}), not both")
-    if settings is None:
-        try:
-            settings = EvalSettings(**setting_values)
-        except TypeError:
-            from dataclasses import fields
-
-            known = {field.name for field in fields(EvalSettings)}
-            unknown = sorted(set(setting_values) - known)
-            raise UsageError(f"unknown setting(s) {', '.join(unknown)}; EvalSettings has {', '.join(sorted(known))}"
-                             ) from None
-    elif not isinstance(settings, EvalSettings):
-        raise UsageError(f"settings must be an EvalSettings, got {type(settings).__name__}")
+    settings = settings_of(settings, setting_values)
     params = DetectionParams() if detection is True else (detection or None)
     if params is not None and not isinstance(params, DetectionParams):
         raise UsageError(f"detection must be a DetectionParams or a bool, got {type(detection).__name__}")
     run = evaluate_run(gt, pred, settings, sizes=image_sizes_of(image_sizes), label_map=label_map_of(label_map),
                        detection=params, jobs=jobs, gt_format=gt_format, pred_format=pred_format)
-    problem = nothing_scored(run.result)
-    if problem is not None:
-        raise InputError(problem)
+    check_scored(run.result)
     return run

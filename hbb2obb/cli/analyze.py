@@ -3,29 +3,21 @@ whether A beat B (docs/metrics.md §5)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from pathlib import Path
 
 import click
 import yaml
 from click.core import ParameterSource
 
-from hbb2obb.analysis.compare import compare_cuts
-from hbb2obb.analysis.cuts import (
-    analyze,
-    difficult_flags,
-    ground_truth_properties,
-    orientation_cut,
-    orientation_partition,
-    standard_cuts,
-)
-from hbb2obb.analysis.detection_errors import compare_detectors, decompose_run, detection_errors
-from hbb2obb.analysis.identity_baseline import identity_summary, match_identity_baseline
 from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
 from hbb2obb.analysis.report import render_analysis, render_markdown
-from hbb2obb.api.evaluation import nothing_scored
+from hbb2obb.api.evaluation import NothingScored
+from hbb2obb.api.workflows import AUTO, MIN_BOOTSTRAP, analyze_run
 from hbb2obb.cli.ci_reports import check_report_paths, ci_report_options, emit_ci_reports, run_title
-from hbb2obb.cli.common import handles_errors, multi_value_command, version_option, warn
-from hbb2obb.cli.eval import emit_pairs, evaluate_with_bar
+from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
+from hbb2obb.cli.eval import write_pair_file
 from hbb2obb.cli.options import (
     evaluation_options,
     passes_settings,
@@ -40,28 +32,8 @@ from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
 from hbb2obb.report.pairs import check_pairs_path
-from hbb2obb.scoring.run_warnings import run_warnings
 
 PROGRAM = "hbb2obb-analyze"
-MIN_BOOTSTRAP = 100
-
-
-def _identity(result, props, hbb_dir, explicit: bool, warnings: list):
-    """The identity-baseline summary and match, or ``(None, None)`` when there are no prompts to score."""
-    if hbb_dir is None or not hbb_dir.is_dir():
-        if explicit:
-            raise InputError(f"{hbb_dir}: HBB prompt folder not found")
-        return None, None
-    try:
-        match = match_identity_baseline(result.table, hbb_dir, result.settings)
-    except InputError as exc:
-        if explicit:
-            raise
-        # Found by default rather than asked for: the rest of the analysis still stands.
-        warnings.append(("prompts", f"{exc}; identity baseline skipped"))
-        return None, None
-    warnings.extend(match.warnings)
-    return identity_summary(result.table, match, orientation_cut(props), orientation_partition(props), hbb_dir), match
 
 
 OUTPUTS = ("analysis.md", "analysis.yaml", "analysis.png")
@@ -93,27 +65,11 @@ def _write_outputs(out_dir: Path, data: dict, names, reference: dict, guard) -> 
         guard.wrote(path)
 
 
-def _scored(result) -> bool:
-    """Whether every prediction of a run carries a confidence (the error decomposition needs one)."""
-    return result.table.pred.score is not None and len(result.table.pred) > 0
-
-
-def _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection, reading):
-    """Evaluate with the detection pairs kept; for predictions without scores, the warnings of a run without them.
-
-    A run that scored nothing (no prediction file, every line skipped) is an input error, as in
-    ``hbb2obb-eval``: an analysis of nothing, or a ``--require`` gate on it, would read like a result.
-    """
-    result = evaluate_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, what, formats, detection,
-                               reading)
-    nothing = nothing_scored(result)
-    if nothing is not None:
-        warn(PROGRAM, result.warnings)
-        raise InputError(f"{pred_dir}: {nothing}")
-    if not _scored(result):
-        # no decomposition will be made: say nothing about detection metrics this command does not give
-        result.warnings[:] = run_warnings(result.plan, result.health, sizes, settings.missing_pred, False)
-    return result
+@contextlib.contextmanager
+def _bar(no_bar: bool, what: str, total: int):
+    """The progress display the analysis is scored under: a bar over frames, told of each frame done."""
+    with progress_bar(total, what, no_bar) as bar:
+        yield bar.update
 
 
 @multi_value_command({"excluded_classes": int, "boundary_classes": int}, name=PROGRAM)
@@ -193,70 +149,45 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if pairs_path is not None:
         check_pairs_path(pairs_path)
     tide = TideParams(fg=tide_fg, bg=tide_bg)
-    formats, reading = (gt_format, pred_format), {"split": split, "coco_angle": coco_angle}
     # as eval: a frame without a prediction file is skipped by the matching keys but its boxes
     # count as missed in the detection metrics, unless --missing_pred skip was asked for
     count_missing = click.get_current_context().get_parameter_source("missing_pred") is ParameterSource.DEFAULT
     detection = DetectionParams(count_missing=count_missing or settings.missing_pred != "skip")
-    result = _evaluate(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating", formats, detection,
-                       reading)
-    warnings = list(result.warnings)
+    try:
+        analysis = analyze_run(gt_dir, pred_dir, settings, label_map=label_map, sizes=sizes, detection=detection,
+                               hbb=AUTO if hbb_dir is None else hbb_dir, baseline=baseline_dir,
+                               boundary_classes=boundary_classes, worst=worst, seed=seed, bootstrap=n_boot, tide=tide,
+                               jobs=jobs, formats=(gt_format, pred_format),
+                               read_options={"split": split, "coco_angle": coco_angle},
+                               progress=functools.partial(_bar, no_bar))
+    except NothingScored as exc:  # the warnings say why nothing was scored
+        warn(PROGRAM, exc.warnings)
+        raise
+    evaluation, data = analysis.evaluation, analysis.data
+    result = evaluation.result
+    warnings = list(analysis.warnings)
     if pairs_path is not None:
-        warnings += emit_pairs(pairs_path, result, gt_dir, label_map)
-    flags, flag_warnings = difficult_flags(result.table, gt_dir, label_map)
-    warnings += flag_warnings
-    props = ground_truth_properties(result.table, flags, settings.edge_tolerance)
-    explicit = hbb_dir is not None
-    if not explicit:
-        default = Path(gt_dir).resolve().parent / "labels_hbb"
-        hbb_dir = default if default.is_dir() else None
-    identity, identity_match = _identity(result, props, hbb_dir, explicit, warnings)
-    comparison, names = None, None
-    run = decompose_run(result, props, tide, settings.edge_tolerance) if _scored(result) else None
-    if baseline_dir is not None:
-        baseline = _evaluate(gt_dir, baseline_dir, settings, sizes, label_map, jobs, no_bar, "Evaluating baseline",
-                             formats, detection, reading)
-        warnings += [(kind, f"baseline: {message}") for kind, message in baseline.warnings]
-        comparison = compare_cuts(result.table, baseline.table, standard_cuts(props, label_map), seed=seed,
-                                  n_boot=n_boot)
-        comparison.update(a=str(pred_dir), b=str(baseline_dir))
-        names = (str(pred_dir), str(baseline_dir))
-    errors = None
-    if run is not None:
-        detectors = None
-        if baseline_dir is not None and _scored(baseline):
-            baseline_flags, _ = difficult_flags(baseline.table, gt_dir, label_map)
-            baseline_props = ground_truth_properties(baseline.table, baseline_flags, settings.edge_tolerance)
-            detectors = compare_detectors(run, decompose_run(baseline, baseline_props, tide, settings.edge_tolerance),
-                                          label_map, seed=seed, n_boot=n_boot)
-        elif baseline_dir is not None:
-            warnings.append(("confidence", f"baseline {baseline_dir}: its predictions carry no confidence on every "
-                             "box: no AP comparison"))
-        errors = detection_errors(run, label_map, detectors)
-    data = analyze(result, props, label_map, identity=identity, comparison=comparison,
-                   boundary_classes=boundary_classes, worst=worst)
-    if errors is not None:
-        data["detection_errors"] = errors
+        write_pair_file(pairs_path, evaluation)  # its warnings (difficult flags) are the analysis's
+    names = None if baseline_dir is None else (str(pred_dir), str(baseline_dir))
     outcomes, metrics = [], None
     if gates or junit is not None or summary is not None:  # the metric dict, for the gates and the reports
-        from hbb2obb.scoring.metric_dict import summarize
-
-        metrics = summarize(result)
+        metrics = evaluation.metrics
     if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
         from hbb2obb.analysis.detection_errors import with_error_keys
         from hbb2obb.gates.require import gate_outcomes
 
-        outcomes = gate_outcomes(gates, with_error_keys(metrics, errors))
+        outcomes = gate_outcomes(gates, with_error_keys(metrics, data.get("detection_errors")))
     warn(PROGRAM, warnings)
     click.echo(render_analysis(data, names), nl=False)
     if out_dir is not None:
-        reference = reference_keys(result.table, props, identity_match, label_map, boundary_classes)
+        reference = reference_keys(result.table, analysis.properties, analysis.identity, label_map,
+                                   boundary_classes)
         _write_outputs(out_dir, data, names, reference, guard)
         # as the reference tool says it, and the figure it does not draw
         extra = f" (and {ERRORS_FIGURE})" if data.get("detection_errors") else ""
         click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}{extra}")
-    emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, hbb_dir if identity is not None else None,
-                      label_map, wrote=None if guard is None else guard.wrote)
+    emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, analysis.hbb, label_map,
+                      wrote=None if guard is None else guard.wrote)
     if guard is not None:
         guard.save()
     emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import yaml
 
+from hbb2obb.api.sweeping import locked, measure, prepare
 from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar, version_option, warn
 from hbb2obb.cli.options import evaluation_options
 from hbb2obb.cli.workers import check_scheduler, task_executor
@@ -35,20 +36,13 @@ from hbb2obb.sweeps.benchmark import (
 from hbb2obb.sweeps.benchmark_record import check_record_is_ours, write_benchmark_record
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, with_absolute_paths
 from hbb2obb.sweeps.documents import render_benchmark_folder, render_run_folder
-from hbb2obb.sweeps.lock import RunLock
 from hbb2obb.sweeps.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
 from hbb2obb.sweeps.runner import (
     RESULTS_NAME,
-    RUN_CONFIG_NAME,
     SweepInputs,
-    check_resumable,
     format_value,
-    is_complete,
     measured_records,
     read_yaml,
-    run_config_document,
-    run_sweeps,
-    write_yaml_atomic,
 )
 
 PROGRAM = "hbb2obb-optimize"
@@ -103,32 +97,23 @@ def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, 
     so a cluster gets every run's points at once; ``{name: outcome}`` of the runs measured."""
     if scheduler is not None:  # workers read the inputs by path, whatever their working folder
         plans = [with_absolute_paths(plan) for plan in plans]
-    pending = []
-    for plan in plans:
-        results_path = plan.folder / RESULTS_NAME
-        previous = None
-        if resume and results_path.is_file():
-            previous = read_yaml(results_path)
-            check_resumable(plan, previous)
-            if is_complete(plan, previous):
-                click.echo(f"{plan.name}: complete ({plan.grid.size} points in {results_path}), skipped")
-                continue
-        reused = len(measured_records(plan, previous))
-        plan.folder.mkdir(parents=True, exist_ok=True)
-        config = run_config_document(plan, command_line, jobs)
-        if scheduler is not None:
-            config.update(scheduler=scheduler.describe(), retries=retries)
-        write_yaml_atomic(plan.folder / RUN_CONFIG_NAME, config)
+
+    def said(plan, reused):
+        if reused is None:
+            click.echo(f"{plan.name}: complete ({plan.grid.size} points in {plan.folder / RESULTS_NAME}), skipped")
+            return
         click.echo(f"{plan.name}: {plan.converter}, {plan.grid.describe()}"
                    + (f", {reused} already measured" if reused else "") + f" -> {plan.folder}")
-        pending.append((plan, previous, reused))
+
+    extra = None if scheduler is None else {"scheduler": scheduler.describe(), "retries": retries}
+    pending = prepare(plans, resume=resume, command_line=command_line, jobs=jobs, extra_config=extra, on_plan=said)
     if not pending:
         return {}
-    todo = sum(plan.grid.size - reused for plan, _, reused in pending)
+    todo = sum(run.plan.grid.size - run.reused for run in pending)
     several = len(pending) > 1
-    counters = {plan.name: reused for plan, _, reused in pending}
+    counters = {run.plan.name: run.reused for run in pending}
     with task_executor(PROGRAM, jobs, scheduler, retries) as executor, \
-            progress_bar(todo, "benchmark" if several else pending[0][0].name, no_bar, unit="point") as bar:
+            progress_bar(todo, "benchmark" if several else pending[0].plan.name, no_bar, unit="point") as bar:
 
         def on_point(plan, record, best):
             counters[plan.name] += 1
@@ -139,12 +124,12 @@ def _run_plans(plans, resume: bool, jobs: int, no_bar: bool, command_line: str, 
             if best is not None:
                 bar.set_postfix_str(f"{prefix}best avg IoU {best['avg_iou']:.4f}")
 
-        outcomes = run_sweeps([p for p, _, _ in pending], executor, [d for _, d, _ in pending], on_point)
-    for (plan, _, _), outcome in zip(pending, outcomes):
+        outcomes = measure(pending, executor, on_point)
+    for run, outcome in zip(pending, outcomes):
         if outcome.failed:
-            click.echo(f"{PROGRAM}: warning: {plan.name}: {len(outcome.failed)} grid point(s) failed; "
-                       f"see {plan.folder / 'summary.txt'}", err=True)
-    return {plan.name: outcome for (plan, _, _), outcome in zip(pending, outcomes)}
+            click.echo(f"{PROGRAM}: warning: {run.plan.name}: {len(outcome.failed)} grid point(s) failed; "
+                       f"see {run.plan.folder / 'summary.txt'}", err=True)
+    return {run.plan.name: outcome for run, outcome in zip(pending, outcomes)}
 
 
 @contextlib.contextmanager
@@ -152,9 +137,8 @@ def _sweeping(plans):
     """Hold the lock of every run folder (refusing, exit 2, when another sweep holds one) and
     turn SIGTERM into an interruption, so a stopped sweep cleans its scratch space as Ctrl-C does."""
     with contextlib.ExitStack() as stack:
-        for plan in plans:
-            lock = stack.enter_context(RunLock(plan.folder))
-            warn(PROGRAM, [("lock", note) for note in lock.notes])
+        notes = stack.enter_context(locked(plans))
+        warn(PROGRAM, [("lock", note) for note in notes])
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, _interrupt)
             stack.callback(signal.signal, signal.SIGTERM, previous)

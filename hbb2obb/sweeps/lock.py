@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from hbb2obb.errors import Hbb2ObbError
+from hbb2obb.errors import InputError
 
 LOCK_NAME = ".sweep.lock"
 SCRATCH_NAME = ".scratch"
 
 
-class LockedError(Hbb2ObbError):
-    """Another live process holds the run folder's lock (exit status 2)."""
+class LockedError(InputError):
+    """Another live process holds the run folder's lock (exit status 2): the folder is an
+    output that cannot be used now, an input error as the Python API raises it."""
 
 
 def _process_start(pid: int) -> Optional[int]:

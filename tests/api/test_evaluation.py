@@ -171,3 +171,38 @@ def test_pairs_are_a_structured_array_without_pandas(monkeypatch):
     assert isinstance(pairs, np.ndarray) and pairs.dtype.names[:3] == ("frame", "gt_line", "pred_line")
     assert list(pairs["frame"]) == ["a", "a"] and list(pairs["gt_line"]) == [3, -1]
     assert list(pairs["pred_line"]) == [-1, 7] and np.isnan(pairs["iou"]).all()
+
+
+def test_difficult_side_cars_beside_ground_truth_files_count_with_predictions_in_memory(tmp_path):
+    """``NAME.dota`` beside ``NAME.txt`` gives the ground truth's difficult flags whether the
+    predictions are files or frames in memory: the API's pairs, metric dict and analysis are the
+    commands' on the same files."""
+    from hbb2obb.analysis.reference_layout import analysis_file, reference_keys
+    from hbb2obb.api.workflows import analyze
+    from hbb2obb.cli.analyze import main as analyze_main
+
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+    (tmp_path / "gt" / "a.txt").write_text(rect(0, 0, 40, 20) + "\n" + rect(100, 100, 40, 20) + "\n")
+    (tmp_path / "gt" / "a.dota").write_text("0 0 40 0 40 20 0 20 car 1\n100 100 140 100 140 120 100 120 car 0\n")
+    (tmp_path / "pred" / "a.txt").write_text(rect(1, 0, 40, 20) + " 0.9\n" + rect(300, 300, 40, 20) + " 0.8\n")
+    (tmp_path / "m.yaml").write_text("0: car\n")
+    gt_dir, names = tmp_path / "gt", tmp_path / "m.yaml"
+    run_cli(gt_dir, tmp_path / "pred", "-mp", names, "-o", tmp_path / "cli.yaml", "--pairs", tmp_path / "p.csv")
+    result = CliRunner().invoke(analyze_main, [str(gt_dir), str(tmp_path / "pred"), "-mp", str(names), "-nb",
+                                               "-o", str(tmp_path / "analysis")])
+    assert result.exit_code == 0, result.output
+    pred = read_labels(tmp_path / "pred", label_map=names, strict=False)
+    run = evaluate(gt_dir, pred, label_map=names)
+    assert run.pairs["difficult"][:2].tolist() == [True, False]  # the side-car's flags, box for box
+    same_pairs(run.pairs, tmp_path / "p.csv")
+    from hbb2obb.report.serialize import write_metrics
+
+    write_metrics(run.metrics, tmp_path / "api.yaml")
+    assert (tmp_path / "api.yaml").read_text() == (tmp_path / "cli.yaml").read_text()
+    found = analyze(gt_dir, pred, label_map=names)
+    by_flag = next(cut for cut in found.data["cuts"] if cut["key"] == "difficult")
+    assert [group["boxes"] for group in by_flag["groups"]] == [1, 0]  # the matched box is the difficult one
+    reference = reference_keys(run.result.table, found.properties, None, {0: "car"}, ())
+    written = yaml.safe_load((tmp_path / "analysis" / "analysis.yaml").read_text())
+    assert yaml.safe_load(yaml.safe_dump(analysis_file(found.data, reference), sort_keys=False)) == written

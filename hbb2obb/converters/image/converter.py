@@ -329,13 +329,19 @@ def margin_value(text) -> object:
 
 def image_params(params: dict) -> ImageParams:
     """The :class:`ImageParams` of a dict of public parameters (missing ones take their
-    defaults; a bad one is a usage error naming it), the other settings at their defaults.
+    defaults; a bad or unknown one is a usage error naming it), the other settings at their
+    defaults. ``hbb2obb`` (through :func:`convert_frame`), the sweeps and :func:`hbb2obb.convert`
+    all build the converter's settings here.
 
     Examples
     --------
     >>> image_params({"imgsz": 64.0, "tightness": "loose"}).imgsz
     64
     """
+    unknown = sorted(set(params) - set(DEFAULT_PARAMETERS))
+    if unknown:  # a misspelt name would otherwise leave its parameter at the default without a word
+        raise UsageError(f"converter 'image' has no parameter {', '.join(map(repr, unknown))}; "
+                         f"its parameters: {', '.join(DEFAULT_PARAMETERS)}")
     full = validate_parameters({**DEFAULT_PARAMETERS, **params})
     scale_factor = tuple(full["scale_factor"]) if isinstance(full["scale_factor"], list) else full["scale_factor"]
     return ImageParams(scale_factor=scale_factor,
