@@ -165,7 +165,7 @@ def run_frames(plan: FramePlan, executor: Callable, guard: OutputGuard, *, absol
             if result.outcome.error is None:
                 record.add(frame.image.name, plan.stamps[index], result.digests(), result.outcome.to_dict())
                 for kind, data in result.files.items():
-                    with atomic_path(frame.targets[kind]) as temporary:
+                    with atomic_path(frame.targets[kind], keep_suffix=False) as temporary:  # never a *.txt
                         temporary.write_bytes(data)
                     guard.wrote(frame.targets[kind])
             if on_frame is not None:

@@ -18,12 +18,15 @@ TEMP_SUFFIX = ".tmp"
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path):
+def atomic_path(path: str | Path, keep_suffix: bool = True):
     """Yield a temporary path beside ``path``; once the block ends without error, rename it onto ``path``.
 
     For writers that take a file name (a figure, a CSV writer). The temporary name keeps the
     target's suffix, so a writer that picks its format from the name picks the right one; a block
     that fails, or is interrupted, removes the temporary file and leaves the target as it was.
+    ``keep_suffix=False`` (writers of text or bytes, whose format is not read from the name): the
+    name ends in ``.tmp``, so a temporary file that a killed process (``SIGKILL``: nothing runs
+    after it) leaves in a label folder is never listed as a label file (``*.txt``) by a later run.
 
     Examples
     --------
@@ -36,7 +39,8 @@ def atomic_path(path: str | Path):
     >>> target.unlink(); target.parent.rmdir()
     """
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX + path.suffix, dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX + (path.suffix if keep_suffix else ""),
+                                dir=path.parent)
     os.close(fd)
     temporary = Path(name)
     try:
@@ -72,7 +76,7 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8", d
     >>> (folder / "a.txt").unlink(); folder.rmdir()
     """
     path = Path(path)
-    with atomic_path(path) as temporary:
+    with atomic_path(path, keep_suffix=False) as temporary:
         with open(temporary, "w", encoding=encoding) as handle:
             handle.write(text)
             if durable:

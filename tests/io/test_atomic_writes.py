@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,28 @@ def test_a_file_written_through_atomic_path_is_an_ordinary_file(tmp_path):
         temporary.write_text("{}")
     assert stat.S_IMODE(os.stat(tmp_path / "m.json").st_mode) == 0o666 & ~_UMASK
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".json", ".xml", ".dota"])
+def test_a_temporary_file_left_by_a_killed_write_is_never_listed_as_a_label_file(tmp_path, monkeypatch, suffix):
+    """SIGKILL runs no clean-up: the temporary file stays; it must not end like the label files beside it,
+    or the next run over the folder would read it as one more frame (a half-written one)."""
+    import subprocess
+    import sys
+
+    import hbb2obb.io.atomic as atomic
+
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    (pred / f"frame{suffix}").write_text("0 0 0 4 0 4 2 0 2\n")  # the file as an earlier run left it
+    left = []
+    monkeypatch.setattr(atomic.os, "replace", lambda source, target: left.append(source))  # the kill: no rename
+    atomic.write_text_atomic(pred / f"frame{suffix}", "0 0 0 4 0 4 2 0 2\n")
+    assert len(left) == 1 and not str(left[0]).endswith(suffix) and Path(left[0]).exists()
+    if suffix == ".txt":  # the folder, with the leftover, still scores as the one frame it holds
+        (tmp_path / "gt").mkdir()
+        (tmp_path / "gt" / "frame.txt").write_text("0 0 0 4 0 4 2 0 2\n")
+        done = subprocess.run([sys.executable, "-m", "hbb2obb.cli.eval", str(tmp_path / "gt"), str(pred), "-nb",
+                               "--json"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert '"frames_scored": 1' in done.stdout and "orphan" not in done.stderr
