@@ -16,7 +16,9 @@ then times, side by side in one run:
   against (b) ``tests/oracles/shapely_reference.py GT PRED --json``, one shapely intersection per
   box pair: the test oracle, on the Songdo-scale set;
 * the converter's throughput, ``hbb2obb -j 1`` against ``-j 2`` on generated frames with images
-  (benchmarks/bench_converter.py; ``--converter-frames``, 0 leaves it out).
+  (benchmarks/bench_converter.py; ``--converter-frames``, 0 leaves it out);
+* detection metrics on DOTA-style sets (benchmarks/bench_detection.py): ours against the DOTA
+  devkit, supervision and pycocotools fed shapely IoU (``--detection-sets``, none leaves it out).
 
 It prints the median wall time of each, the ratio b/a, the peak resident memory of each
 process, whether both printed the same metric dict (every value within 1e-9), how ``--jobs``
@@ -29,6 +31,7 @@ Usage::
     python benchmarks/bench.py --baseline-frames 500  # time (b) on 500 frames, extrapolate per frame
     python benchmarks/bench.py --frames 20 --boxes 10 10 --dense-boxes 200 --repeat 1 --small-frames 500  # a smoke run
     python benchmarks/bench.py --sets tiny 50k --no-reference   # only these peers rows, without the reference tool
+    python benchmarks/bench.py --detection-sets 10k 150k dense 1.5M --detection-rounds 3   # detection sets
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_converter  # noqa: E402  (beside this script)
+import bench_detection  # noqa: E402
 import bench_peers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -572,6 +576,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--reference-python", help="interpreter of an existing hbb2obb 1.12.0 installation "
                                                    "(default: .bench/refvenv, created on first use)")
     parser.add_argument("--no-reference", action="store_true", help="leave the reference tool out of the peers")
+    bench_detection.add_arguments(parser, prefix="detection-")
     return parser.parse_args(argv)
 
 
@@ -802,6 +807,11 @@ def _run(args, scratch: Path) -> int:
     if args.converter_frames > 0:  # benchmarks/bench_converter.py: hbb2obb -j 1 against -j 2
         if not bench_converter.converter_throughput(scratch, args.converter_frames, args.repeat, args.seed, say):
             mismatches.append("hbb2obb -j 1 and -j 2 wrote different files")
+        say()
+
+    if "none" not in args.detection_sets:  # benchmarks/bench_detection.py: against the DOTA devkit and others
+        peer_mismatches += bench_detection.run_sets(args.detection_sets, args.detection_rounds, args.peer_timeout,
+                                                    args.peer_python, say, scratch / "detection", args.seed)
         say()
 
     if args.profile:

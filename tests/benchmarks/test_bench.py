@@ -16,7 +16,7 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "12", "--boxes", "5", "12", "--dense-frames", "2",
          "--dense-boxes", "150", "--repeat", "1", "--jobs", "1", "2", "--dense-baseline", "--keep", str(tmp_path),
-         "--sets", "none", "--converter-frames", "3"],
+         "--sets", "none", "--converter-frames", "3", "--detection-sets", "none"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -48,7 +48,7 @@ def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "10", "--boxes", "4", "8", "--dense-frames", "1",
          "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile",
-         "--keep", str(tmp_path), "--sets", "none", "--converter-frames", "0"],
+         "--keep", str(tmp_path), "--sets", "none", "--converter-frames", "0", "--detection-sets", "none"],
         capture_output=True, text=True, timeout=240,
     )
     assert not (tmp_path / "songdo" / "gt" / "songdo_00099.txt").exists()
@@ -65,7 +65,7 @@ def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path
         [sys.executable, str(BENCH), "--frames", "6", "--boxes", "4", "8", "--dense-frames", "1",
          "--dense-boxes", "40", "--repeat", "1", "--start-up-rounds", "1", "--jobs", "1", "--no-profile",
          "--keep", str(tmp_path), "--sets", "tiny", "10k", "dense", "--no-reference",
-         "--converter-frames", "0"],
+         "--converter-frames", "0", "--detection-sets", "none"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
