@@ -5,7 +5,8 @@ A set is aerial frames of DOTA's 15 classes at their typical sizes, ground truth
 DOTA files (two header lines, integer corners, class name, difficult flag; about 8% difficult)
 and predictions as a DOTA Task1 submission (``Task1_<class>.txt``, rows ``image_id score x1 y1
 ... x4 y4`` with decimals), the layout the DOTA devkit scores. Predictions are the ground truth
-jittered as a detector would place it (missed boxes, scores that rank true detections higher),
+jittered as a detector would place it (missed boxes, scores that rank true detections higher, no
+two scores equal: with ties, the order of tied detections is each tool's own and AP may differ),
 plus false positives of any class at random places (some overlap a ground-truth box).
 
 The same boxes are also written as YOLO-OBB files (``gt_yolo/``, ``pred_yolo/``: class id,
@@ -145,6 +146,7 @@ def generate(root: Path, frames: int, detections: int, seed: int = 0, parking: b
     (root / "classes.yaml").write_text("names:\n" + "".join(f"  {i}: {c[0]}\n" for i, c in enumerate(CLASSES)))
     task1: list[list[str]] = [[] for _ in CLASSES]
     n_gt = n_pred = 0
+    scores: set = set()
     for index in range(frames):
         image = f"P{index:05d}"
         gt, gt_class, difficult, pred, pred_class, pred_score = _frame(rng, max(1, rng.poisson(per_frame)), parking)
@@ -161,8 +163,13 @@ def generate(root: Path, frames: int, detections: int, seed: int = 0, parking: b
         rows = [" ".join(f"{v:.1f}" for v in row) for row in pred_flat.tolist()]
         yolo = []
         for row, c, s in zip(rows, pred_class.tolist(), pred_score.tolist()):
-            task1[c].append(f"{image} {s:.4f} {row}\n")
-            yolo.append(f"{c} {row} {s:.4f}\n")
+            score = f"{s:.8f}"
+            while score in scores:  # no two detections tie: peers that order ties arbitrarily then agree
+                s += 1e-8
+                score = f"{s:.8f}"
+            scores.add(score)
+            task1[c].append(f"{image} {score} {row}\n")
+            yolo.append(f"{c} {row} {score}\n")
         (root / "pred_yolo" / f"{image}.txt").write_text("".join(yolo))
     for (name, *_), rows in zip(CLASSES, task1):
         (root / "pred" / f"Task1_{name}.txt").write_text("".join(rows))
