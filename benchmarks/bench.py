@@ -225,24 +225,9 @@ class Run:
     cpu_seconds: float | None = None  # user + system time of the command (None where not measured)
 
 
-# Forks and waits for the measured command from a small interpreter: a child's peak RSS as the
-# kernel reports it includes the memory of the process it was forked from, so forking from this
-# script (with its data in memory) would inflate it. Times the command itself, not the launcher.
-LAUNCHER = """
-import os, sys, time
-report, command = sys.argv[1], sys.argv[2:]
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(command[0], command)
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-with open(report, "w") as handle:
-    handle.write(f"{time.perf_counter() - start} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
+# The measured command is forked and waited for by a small interpreter (bench_detection.LAUNCHER):
+# a child's peak RSS as the kernel reports it includes the memory of the process it was forked
+# from, so forking from this script (with its data in memory) would inflate it.
 
 
 def run_process(command: list) -> Run:
@@ -253,11 +238,11 @@ def run_process(command: list) -> Run:
         measured = hasattr(os, "fork") and hasattr(os, "wait4")
         start = time.perf_counter()
         if measured:
-            command = [sys.executable, "-S", "-c", LAUNCHER, str(report)] + command
+            command = [sys.executable, "-S", "-c", bench_detection.LAUNCHER, str(report), "0"] + command  # 0: no limit
         returncode = subprocess.run(command, stdout=out, stderr=err).returncode
         seconds, peak, cpu = time.perf_counter() - start, None, None
         if measured and report.exists():
-            seconds, maxrss, cpu = report.read_text().split()
+            seconds, maxrss, cpu, _ = report.read_text().split()
             scale = 1 / 2**20 if sys.platform == "darwin" else 1 / 2**10  # bytes on macOS, KiB on Linux
             seconds, peak, cpu = float(seconds), int(maxrss) * scale, float(cpu)
         out.seek(0)
