@@ -17,6 +17,7 @@ import numpy as np
 
 from hbb2obb.api.evaluation import (
     Evaluation,
+    NothingScored,
     RunWarning,
     Source,
     check_scored,
@@ -158,7 +159,11 @@ def analyze_run(gt: Source, pred: Source, settings: EvalSettings, *, label_map: 
     decomposed = decompose_run(result, props, tide, edge) if _scored(result) else None
     comparison, other, detectors = None, None, None
     if baseline is not None:
-        other = score(baseline, "Evaluating baseline")
+        try:
+            other = score(baseline, "Evaluating baseline")
+        except NothingScored as exc:  # the predictions' warnings too, and the baseline's said as its
+            raise NothingScored(f"baseline: {exc}", warnings + [RunWarning(kind, f"baseline: {message}")
+                                                                for kind, message in exc.warnings]) from None
         warnings += [RunWarning(kind, f"baseline: {message}") for kind, message in other.result.warnings]
         comparison = compare_cuts(result.table, other.result.table, standard_cuts(props, label_map), seed=seed,
                                   n_boot=bootstrap)

@@ -172,9 +172,10 @@ def test_analysis_of_a_baseline_that_scored_nothing_names_it(tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "a.txt").write_text("0 1 2\n")
-    with pytest.raises(NothingScored, match=r"broken: every prediction line was skipped") as caught:
+    with pytest.raises(NothingScored, match=r"^baseline: .*broken: every prediction line was skipped") as caught:
         analyze(gt_dir, pred_dir, baseline=broken)
-    assert caught.value.warnings[0].kind == "broken prediction file"
+    assert caught.value.warnings[-1].kind == "broken prediction file"
+    assert caught.value.warnings[-1].message.startswith("baseline: ")  # said as the baseline's, as in a full run
     with pytest.raises(UsageError, match="bootstrap must be at least 100"):
         analyze(gt_dir, pred_dir, baseline=pred_dir, bootstrap=10)
     compared = analyze(gt_dir, pred_dir, baseline=dict(read_labels(gt_dir)), bootstrap=100)
