@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from hbb2obb.errors import InputError
-from hbb2obb.io.frame_labels import FrameLabels, axis_rect, image_name_of
-from hbb2obb.io.voc import BOUNDS, parse_with_lines
-from hbb2obb.io.xml_labels import FrameBuilder, root_tag, xml_numbers, xml_size
+from hbb2obb.io.frame_labels import FrameLabels, axis_rect
+from hbb2obb.io.voc import BOUNDS, read_objects
+from hbb2obb.io.xml_labels import root_tag, xml_numbers
 
 CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top",
            "x_right_bottom", "y_right_bottom", "x_left_bottom", "y_left_bottom")
@@ -50,13 +49,5 @@ def object_corners(obj) -> tuple[Optional[list], Optional[str]]:
 def read(path: str | Path, *, strict: bool, label_map: Optional[dict] = None,
          discovered: Optional[dict] = None) -> FrameLabels:
     """Read one DIOR-R file (see the module docstring); ``boxes.line`` is each ``<object>``'s line."""
-    path = Path(path)
-    root, element_line = parse_with_lines(path, "DIOR-R file")
-    if root.tag != "annotation":
-        raise InputError(f"{path}: not a DIOR-R file (root element <{root.tag}>, expected <annotation>)")
-    frame = FrameBuilder(path, strict, label_map, discovered)
-    for obj in root.iter("object"):
-        corners, reason = object_corners(obj)
-        frame.add(element_line.get(id(obj), 0), obj.findtext("name") or "", corners, reason, obj.findtext("difficult"))
-    size = xml_size(root.findtext("size/width"), root.findtext("size/height"))
-    return frame.frame(size, image_name_of((root.findtext("filename") or "").strip(), path.stem))
+    return read_objects(path, "DIOR-R file", object_corners, strict=strict, label_map=label_map,
+                        discovered=discovered)

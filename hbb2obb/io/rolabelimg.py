@@ -21,17 +21,15 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
-from hbb2obb.errors import InputError
 from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.frame_labels import (
     FrameLabels,
     axis_rect,
-    image_name_of,
     pixel_size,
 )
 from hbb2obb.io.text import coordinate_reason, parse_number
-from hbb2obb.io.voc import BOUNDS, parse_with_lines
-from hbb2obb.io.xml_labels import FrameBuilder, decimal_text, xml_size
+from hbb2obb.io.voc import BOUNDS, read_objects
+from hbb2obb.io.xml_labels import decimal_text
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
 
@@ -77,16 +75,8 @@ def read(path: str | Path, *, strict: bool, label_map: Optional[dict] = None,
     FrameLabels
         ``boxes.line`` is the line of each ``<object>``; ``<difficult>`` is ``boxes.difficult``.
     """
-    path = Path(path)
-    root, element_line = parse_with_lines(path, "roLabelImg file")
-    if root.tag != "annotation":
-        raise InputError(f"{path}: not a roLabelImg file (root element <{root.tag}>, expected <annotation>)")
-    frame = FrameBuilder(path, strict, label_map, discovered)
-    for obj in root.iter("object"):
-        corners, reason = _object_corners(obj)
-        frame.add(element_line.get(id(obj), 0), obj.findtext("name") or "", corners, reason, obj.findtext("difficult"))
-    size = xml_size(root.findtext("size/width"), root.findtext("size/height"))
-    return frame.frame(size, image_name_of((root.findtext("filename") or "").strip(), path.stem))
+    return read_objects(path, "roLabelImg file", _object_corners, strict=strict, label_map=label_map,
+                        discovered=discovered)
 
 
 def _object_corners(obj) -> tuple[Optional[list], Optional[str]]:

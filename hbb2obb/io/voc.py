@@ -23,7 +23,7 @@ from hbb2obb.io.frame_labels import (
 )
 from hbb2obb.io.text import ProblemSink, coordinate_reason, parse_number
 from hbb2obb.io.text_file import read_file_bytes
-from hbb2obb.io.xml_labels import xml_size
+from hbb2obb.io.xml_labels import FrameBuilder, xml_size
 
 BOUNDS = ("xmin", "ymin", "xmax", "ymax")
 
@@ -66,6 +66,26 @@ def parse_with_lines(path: Path, what: str = "VOC file"):
         raise InputError(f"{path}: refused: the XML declares entities or refers to external ones ({exc}); "
                          f"a {what} needs neither") from None
     return root, builder.lines
+
+
+def read_objects(path: str | Path, what: str, object_corners, *, strict: bool, label_map: Optional[dict] = None,
+                 discovered: Optional[dict] = None) -> FrameLabels:
+    """A VOC-shaped file of another format (roLabelImg, DIOR-R): ``<annotation>``, its
+    ``<object>`` elements with ``<name>``, ``<difficult>`` and a shape, ``<size>``, ``<filename>``.
+
+    ``object_corners(obj)`` gives an object's corners, or ``None`` and why; ``what`` names the
+    file in messages (``"DIOR-R file"``). ``boxes.line`` is the line of each ``<object>``.
+    """
+    path = Path(path)
+    root, element_line = parse_with_lines(path, what)
+    if root.tag != "annotation":
+        raise InputError(f"{path}: not a {what} (root element <{root.tag}>, expected <annotation>)")
+    frame = FrameBuilder(path, strict, label_map, discovered)
+    for obj in root.iter("object"):
+        corners, reason = object_corners(obj)
+        frame.add(element_line.get(id(obj), 0), obj.findtext("name") or "", corners, reason, obj.findtext("difficult"))
+    size = xml_size(root.findtext("size/width"), root.findtext("size/height"))
+    return frame.frame(size, image_name_of((root.findtext("filename") or "").strip(), path.stem))
 
 
 def voc_names(paths) -> dict:
