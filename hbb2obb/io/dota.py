@@ -15,7 +15,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.io.atomic import write_text_atomic
 from hbb2obb.io.text import (
-    MAX_COORDINATE,
     LabelFile,
     ProblemSink,
     coordinate_reason,
@@ -150,6 +149,13 @@ class DotaRows:
     score: np.ndarray
     scored: np.ndarray
 
+    @classmethod
+    def empty(cls) -> "DotaRows":
+        """No file read."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, np.zeros((0, 4, 2)), none, none, np.zeros(0, dtype=bool), np.zeros(0),
+                   np.zeros(0, dtype=bool))
+
 
 def read_dota_many(blobs, strict, label_map: Optional[dict]) -> DotaRows:
     """The DOTA files among many that can be read in bulk, read as :func:`read_dota` reads each.
@@ -188,7 +194,7 @@ def read_dota_many(blobs, strict, label_map: Optional[dict]) -> DotaRows:
         parts.append(_renumbered(part, index))
         waiting[part.files] = False
     if not parts:
-        return _renumbered(_dota_rows(None, -2, {}, strict[:0]), np.zeros(0, dtype=np.int64))
+        return DotaRows.empty()
     if len(parts) == 1:
         return parts[0]
     merged = [np.concatenate([getattr(part, name) for part in parts]) for name in DotaRows.__dataclass_fields__]
@@ -216,27 +222,17 @@ def _blank_headers(text: bytes) -> bytes:
 
 def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> DotaRows:
     """The files of ``split`` that are clean DOTA rows with the word ``column`` (numbered within ``split``)."""
-    if split is None:
-        empty = np.zeros(0, dtype=np.int64)
-        return DotaRows(empty, empty, np.zeros((0, 4, 2)), empty, empty, np.zeros(0, dtype=bool), np.zeros(0),
-                        np.zeros(0, dtype=bool))
+    from hbb2obb.io.word_column import table
+
     rows = split.rows
     numbers = 9 if column == -2 else 8  # the eight corners, then the difficult column
     good = rows.clean.copy()
     vocabulary = np.array([ids_by_name.get(word.lower(), -1) if parse_number(word) is None else -1
                            for word in split.vocabulary], dtype=np.int64)
     class_id = vocabulary[split.word] if split.word.size else np.zeros(0, dtype=np.int64)
-    good[rows.row_file[(rows.row_fields != numbers) | (class_id < 0)]] = False
-    keep = good[rows.row_file]
-    if keep.all() and rows.values.size == numbers * keep.size:  # the usual: every row taken, a table
-        values, row_file, line = rows.values.reshape(-1, numbers), rows.row_file, rows.row_line
-    else:
-        starts = rows.row_start[keep]
-        values = rows.values[starts[:, None] + np.arange(numbers)] if starts.size else np.zeros((0, numbers))
-        row_file, line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
-    if not rows.plain and values.size:
-        bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, :8]) <= MAX_COORDINATE).all(axis=1))
-        good[row_file[bad]] = False  # the careful reader says which line and why
+    good[rows.row_file[class_id < 0]] = False
+    keep, values = table(rows, good, numbers, slice(0, 8))
+    row_file, line, class_id = rows.row_file[keep], rows.row_line[keep], class_id[keep]
     flag = split.after[keep] if column == -2 else np.full(row_file.size, ord("0"), dtype=np.uint8)
     not_flag = (flag != ord("0")) & (flag != ord("1"))
     scored = np.zeros(good.size, dtype=bool)  # a tenth column that is not always the 0/1 flag: confidences

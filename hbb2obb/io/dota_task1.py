@@ -18,7 +18,6 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.text import (
-    MAX_COORDINATE,
     ProblemSink,
     coordinate_reason,
     describe_bad_number,
@@ -117,24 +116,13 @@ def _bulk_rows(blobs) -> tuple:
     Returns the image ids seen, and by file index (image id as an index into them, scores,
     corners, lines).
     """
-    from hbb2obb.io.word_column import word_rows
+    from hbb2obb.io.word_column import table, word_rows
 
     split = word_rows(blobs, 0)
     rows = split.rows
     good = rows.clean.copy()
-    good[rows.row_file[rows.row_fields != 9]] = False
-    if good[rows.row_file].all() and rows.values.size == 9 * rows.row_file.size:  # the usual: a table
-        values, row_file, row_line, word = rows.values.reshape(-1, 9), rows.row_file, rows.row_line, split.word
-    else:
-        keep = good[rows.row_file]
-        values = rows.values[rows.row_start[keep][:, None] + np.arange(9)] if keep.any() else np.zeros((0, 9))
-        row_file, row_line, word = rows.row_file[keep], rows.row_line[keep], split.word[keep]
-    if not rows.plain and values.size:
-        bad = ~np.isfinite(values).all(axis=1) | (np.abs(values[:, 1:]) > MAX_COORDINATE).any(axis=1)
-        if bad.any():  # the careful reader says which row and why
-            good[row_file[bad]] = False
-            keep = good[row_file]
-            values, row_file, row_line, word = values[keep], row_file[keep], row_line[keep], word[keep]
+    keep, values = table(rows, good, 9, slice(1, None))  # the score, then the corners
+    row_file, row_line, word = rows.row_file[keep], rows.row_line[keep], split.word[keep]
     bounds = np.searchsorted(row_file, np.arange(len(blobs) + 1))
     return split.vocabulary, {
         f: (word[bounds[f]:bounds[f + 1]], values[bounds[f]:bounds[f + 1], 0], values[bounds[f]:bounds[f + 1], 1:],

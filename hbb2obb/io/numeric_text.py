@@ -105,33 +105,26 @@ def numeric_rows(blobs) -> NumericRows:
         clean &= ~parsed  # files that failed: leave them out and try the rest again
 
 
-def numeric_rows_in_groups(blobs, group_bytes: int = 1 << 17) -> NumericRows:
-    """:func:`numeric_rows` over groups of files of about ``group_bytes`` each, joined.
+def byte_groups(sizes, limit: int) -> list[tuple[int, int]]:
+    """Runs of consecutive texts of about ``limit`` bytes each, as ``(start, end)`` index pairs.
 
-    The same result as one call over all the files; in groups, the work arrays of each pass stay
-    small enough to stay in the processor's cache, which a pass over megabytes of text does not.
+    A run ends at the first text that brings it to ``limit`` (or at the last text), found by
+    bisection on the running total, not text by text. The bulk passes work a run at a time: the
+    work arrays of each stay small enough to stay in the processor's cache.
+
+    Examples
+    --------
+    >>> byte_groups([5, 5, 20, 1, 1], 10)
+    [(0, 2), (2, 3), (3, 5)]
     """
-    blobs = blobs if isinstance(blobs, list) else list(blobs)
-    total = list(itertools.accumulate((0 if b is None else len(b) for b in blobs), initial=0))
+    total = list(itertools.accumulate(sizes, initial=0))
+    count = len(total) - 1
     groups, start = [], 0
-    while start < len(blobs):
-        end = min(bisect.bisect_left(total, total[start] + group_bytes, lo=start + 1), len(blobs))
+    while start < count:
+        end = min(bisect.bisect_left(total, total[start] + limit, lo=start + 1), count)
         groups.append((start, end))
         start = end
-    if len(groups) <= 1:
-        return numeric_rows(blobs)
-    parts = [numeric_rows(blobs[a:b]) for a, b in groups]
-    shift = np.cumsum([0] + [part.values.size for part in parts[:-1]])
-    return NumericRows(
-        values=np.concatenate([part.values for part in parts]),
-        row_start=np.concatenate([part.row_start + offset for part, offset in zip(parts, shift.tolist())]),
-        row_fields=np.concatenate([part.row_fields for part in parts]),
-        row_file=np.concatenate([part.row_file + a for part, (a, _) in zip(parts, groups)]),
-        row_line=np.concatenate([part.row_line for part in parts]),
-        first_is_integer=np.concatenate([part.first_is_integer for part in parts]),
-        clean=np.concatenate([part.clean for part in parts]),
-        plain=all(part.plain for part in parts),
-    )
+    return groups
 
 
 def _plain_integer_pass(blobs, clean: np.ndarray) -> Optional[NumericRows]:

@@ -11,14 +11,13 @@ out, for its reader's careful line-by-line path and its exact messages.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-from hbb2obb.io.numeric_text import NumericRows, numeric_rows
+from hbb2obb.io.numeric_text import NumericRows, byte_groups, numeric_rows
+from hbb2obb.io.text import MAX_COORDINATE
 
 _BOM = b"\xef\xbb\xbf"
 _LONGEST_WORD = 64  # bytes; a longer word (never a class name or an image id) sends its file the careful way
@@ -96,10 +95,8 @@ def word_rows(blobs, column: int, prepare: Optional[Callable[[bytes], Optional[b
         parts.append(blob)
     pieces, piece_file, piece_line = _pieces(parts)
     piece_clean = clean[piece_file]
-    total = list(itertools.accumulate(map(len, pieces), initial=0))
-    found, start = [], 0
-    while start < len(pieces):  # groups of pieces: work arrays small enough to stay in cache
-        end = min(bisect.bisect_left(total, total[start] + _GROUP_BYTES, lo=start + 1), len(pieces))
+    found = []
+    for start, end in byte_groups(map(len, pieces), _GROUP_BYTES):
         group = piece_clean[start:end]
         while True:
             split = _split(pieces[start:end], group, column)
@@ -108,13 +105,42 @@ def word_rows(blobs, column: int, prepare: Optional[Callable[[bytes], Optional[b
             group &= ~split  # pieces whose words and rows are not one to one: the careful way
         piece_clean[start:end] = split.rows.clean
         found.append((start, split))
-        start = end
     file_clean = clean.copy()
     file_clean[piece_file[~piece_clean]] = False
     if (piece_clean != file_clean[piece_file]).any():  # a file taken in part: none of it, then (rare)
         return word_rows([blob if ok else None for blob, ok in zip(blobs, file_clean.tolist())], column, prepare)
     return _joined(found, piece_file, piece_line, file_clean)
 
+
+
+def table(rows: NumericRows, good: np.ndarray, width: int, coordinates: slice) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the files ``good`` still takes, as a table of ``width`` numbers a row.
+
+    A file with a row of another width, a value that is not finite, or a coordinate (the columns
+    ``coordinates``) beyond :data:`~hbb2obb.io.text.MAX_COORDINATE` is taken out of ``good`` (in
+    place), for its reader's careful path and its message.
+
+    Returns
+    -------
+    keep : (r,) bool
+        The rows kept, over ``rows.row_*``.
+    values : (k, width) float64
+        Their numbers.
+    """
+    good[rows.row_file[rows.row_fields != width]] = False
+    keep = good[rows.row_file]
+    if keep.all() and rows.values.size == width * keep.size:  # the usual: every row taken, a table
+        values = rows.values.reshape(-1, width)
+    else:
+        values = rows.values[rows.row_start[keep][:, None] + np.arange(width)] if keep.any() else np.zeros((0, width))
+    if not rows.plain and values.size:
+        bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, coordinates]) <= MAX_COORDINATE).all(axis=1))
+        if bad.any():
+            kept_file = rows.row_file[keep]
+            good[kept_file[bad]] = False
+            values = values[good[kept_file]]
+            keep = good[rows.row_file]
+    return keep, values
 
 _PIECE_BYTES = 1 << 16  # a long file is split at line ends into pieces of about this much text
 _GROUP_BYTES = 1 << 18  # text split in one pass
@@ -260,7 +286,7 @@ def _factorize(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple
         head[partial] &= (np.uint64(1) << short[partial]) - np.uint64(1)
         tail[partial] >>= np.uint64(64) - short[partial]
         key = (head * _MIXING[0]) ^ (tail * _MIXING[1]) ^ size.astype(np.uint64)
-    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     same = (head == head[first[inverse]]) & (tail == tail[first[inverse]]) & (size == size[first[inverse]])
     long = np.flatnonzero(size > 16)
     if long.size and same.all():  # their middle bytes too

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import os
 import re
 from dataclasses import dataclass, replace
@@ -14,7 +12,7 @@ import numpy as np
 
 from hbb2obb.boxes import Boxes
 from hbb2obb.io.atomic import write_text_atomic
-from hbb2obb.io.numeric_text import numeric_rows
+from hbb2obb.io.numeric_text import byte_groups, numeric_rows
 from hbb2obb.io.text import (
     MAX_COORDINATE,
     NORMALIZED_LIMIT,
@@ -164,15 +162,8 @@ class _FastRows:
     @classmethod
     def parse(cls, blobs) -> "_FastRows":
         """Parse in groups of about ``_PARSE_BYTES`` of text: the work arrays stay small and warm."""
-        # a group ends at the first file that brings it to _PARSE_BYTES (or at the last file);
-        # found on the running total by bisection, not file by file
         sizes = map(len, blobs) if None not in blobs else (0 if blob is None else len(blob) for blob in blobs)
-        total = list(itertools.accumulate(sizes, initial=0))
-        groups, start = [], 0
-        while start < len(blobs):
-            end = min(bisect.bisect_left(total, total[start] + _PARSE_BYTES, lo=start + 1), len(blobs))
-            groups.append((start, end))
-            start = end
+        groups = byte_groups(sizes, _PARSE_BYTES)
         parts = [cls._parse_group(blobs[a:b], a) for a, b in groups]
         if len(parts) == 1:
             return parts[0]
