@@ -137,6 +137,22 @@ _PARSE_BYTES = 1 << 17  # label text per pass: big enough for numpy, small enoug
 # stay in cache and reuse freed pages instead of faulting fresh ones
 
 
+def _first_rows(file: np.ndarray) -> np.ndarray:
+    """The index of each file's first row, rows in file order (``file`` not empty)."""
+    first = np.empty(file.size, dtype=bool)
+    first[0] = True
+    np.not_equal(file[1:], file[:-1], out=first[1:])
+    return np.flatnonzero(first)
+
+
+def _normalized_files(corners: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """:func:`~hbb2obb.io.text.looks_normalized` of each file's rows (from its ``first`` row on):
+    every |coordinate| at most NORMALIZED_LIMIT."""
+    flat = corners.reshape(-1)  # per file over all its coordinates
+    return (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & \
+        (np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)
+
+
 def _as_flag(code) -> Optional[bool]:
     return None if code < 0 else bool(code)
 
@@ -189,15 +205,8 @@ class _FastRows:
         normalized = np.full(n_files, -1, dtype=np.int8)
         has_score = np.zeros(n_files, dtype=bool)
         if file.size:
-            first = np.empty(file.size, dtype=bool)  # the first row of each file
-            first[0] = True
-            np.not_equal(file[1:], file[:-1], out=first[1:])
-            first = np.flatnonzero(first)
-            flat = corners.reshape(-1)  # per file over all its coordinates
-            # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
-            inside = (np.minimum.reduceat(flat, 8 * first) >= -NORMALIZED_LIMIT) & \
-                (np.maximum.reduceat(flat, 8 * first) <= NORMALIZED_LIMIT)
-            normalized[file[first]] = inside
+            first = _first_rows(file)
+            normalized[file[first]] = _normalized_files(corners, first)
             if with_confidence is None:
                 has_score[file[first]] = width == 10
             else:
@@ -445,11 +454,9 @@ def _merge(fast: _FastRows, apart: dict, bulk=None) -> tuple:
         counts = np.bincount(bulk.file, minlength=len(normalized))[bulk.files]
         normalized[bulk.files] = -1
         has_score[bulk.files] = bulk.scored & (counts > 0)
-        with_boxes = bulk.files[counts > 0]
-        if with_boxes.size:  # looks_normalized per file: every |coordinate| at most NORMALIZED_LIMIT
-            flat = np.abs(bulk.corners.reshape(len(bulk.file), 8)).max(axis=1)
-            first = np.searchsorted(bulk.file, with_boxes)
-            normalized[with_boxes] = np.maximum.reduceat(flat, first) <= NORMALIZED_LIMIT
+        if bulk.file.size:
+            first = _first_rows(bulk.file)
+            normalized[bulk.file[first]] = _normalized_files(bulk.corners, first)
     file = np.concatenate(files)
     # in file order already when only one kind of read has rows (all DOTA, say): no gather then
     order = slice(None) if (file[1:] >= file[:-1]).all() else np.argsort(file, kind="stable")
