@@ -81,12 +81,13 @@ def pairs_of_bounds(
     finite_a, finite_b = np.isfinite(a_cols).all(axis=0), np.isfinite(b_cols).all(axis=0)
     if n == 0 or m == 0 or not (finite_a.any() and finite_b.any()):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key = _sweep(a_cols, b_cols, a_set, b_set, a_group is not None, finite_a, finite_b, banded=True)
+    key = np.sort(_sweep(a_cols, b_cols, a_set, b_set, a_group is not None, finite_a, finite_b, banded=True))
     return key // m, key % m
 
 
 def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, banded: bool) -> np.ndarray:
-    """The pairs as sorted keys ``ia * m + ib``: the x-sweep, by width class or in y-bands when crowded."""
+    """The pairs as keys ``ia * m + ib``, unordered (sorted once, by the caller): the x-sweep, by width class or
+    in y-bands when crowded."""
     n, m = a_cols.shape[1], b_cols.shape[1]
     width = b_cols[2] - b_cols[0]
     # Search keys group * span + (x - origin): one sort and plain float searches instead of a
@@ -111,7 +112,7 @@ def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, b
         # Many boxes share x-columns (a dense frame): an x-sweep within horizontal bands.
         key = _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b)
         if key is not None:  # a's rows were put in key order above: back to the caller's
-            return np.sort(by_key[key // m] * m + key % m)
+            return by_key[key // m] * m + key % m
     if crowded > _ONE_PASS_LIMIT * (n + m):
         group = np.frexp(width)[1]
         order = np.lexsort((b_key, group))
@@ -131,11 +132,11 @@ def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, b
                 rows, pos = np.take(rows, same), np.take(pos, same)
             keys.append(np.take(by_key, rows) * m + np.take(members, pos))
             row = stop
-    return np.sort(np.concatenate(keys))
+    return np.concatenate(keys)
 
 
 def _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b) -> Optional[np.ndarray]:
-    """The sorted pair keys ``ia * m + ib`` found band by band, or ``None`` when bands cannot help.
+    """The pair keys ``ia * m + ib`` found band by band, unordered, or ``None`` when bands cannot help.
 
     y is cut into bands of equal height; every (finite) box is entered in each band its bounds
     reach, and the x-sweep runs once over all bands, a band being one more group. A pair whose
@@ -179,7 +180,7 @@ def _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b) -> Optional[np.nda
     ca, cb = copy_a[key // copy_b.size], copy_b[key % copy_b.size]
     first_shared = np.maximum(first_band[ca], first_band[cb])
     keep = np.flatnonzero(band[ca] == first_shared)
-    return np.sort(source[ca[keep]] * m + source[cb[keep]])
+    return source[ca[keep]] * m + source[cb[keep]]
 
 
 def _bound_columns(corners) -> np.ndarray:

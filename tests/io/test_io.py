@@ -446,6 +446,30 @@ def test_plain_integers_convert_every_short_integer_exactly():
     assert np.array_equal(narrow.values, np.arange(10000.0))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_decimals_convert_as_float_does_bit_for_bit(seed):
+    from hbb2obb.io import numeric_text
+
+    rng = np.random.default_rng(seed)
+    tokens = []
+    for _ in range(20000):  # every split of up to 15 digits around the dot, signs, leading zeros
+        whole, fraction = rng.integers(0, 16), rng.integers(0, 16)
+        if whole + fraction == 0 or whole + fraction > 15:
+            continue
+        digits = "".join(rng.choice(list("0123456789"), whole + fraction))
+        dot = "." if fraction or rng.random() < 0.2 else ""
+        tokens.append(rng.choice(["", "-", "+"]) + digits[:whole] + dot + digits[whole:])
+    tokens += ["-0", "-0.0", "+0.", ".5", "-.25", "0.000000000000001", "999999999999999", "12345678.1234567",
+               "0.123456789", "123456789.5", "-7.00000000"]
+    blob = ("\n".join(" ".join(tokens[i:i + 9]) for i in range(0, len(tokens), 9)) + "\n").encode()
+    rows = numeric_text.numeric_rows([blob])
+    expected = np.array([float(t) for t in tokens])
+    assert rows.clean.all() and not rows.plain
+    assert np.array_equal(rows.values.view(np.uint64), expected.view(np.uint64))  # -0.0 and every last bit
+    # the same tokens by the C conversion the tokenizer falls back to
+    assert np.array_equal(numeric_text._convert(blob, len(tokens)).view(np.uint64), expected.view(np.uint64))
+
+
 def test_batch_given_the_bytes_reads_as_from_disk(tmp_path):
     from hbb2obb.io.yolo_obb import read_obb_batch
 
