@@ -253,7 +253,9 @@ def _numeric_pass(blobs, clean: np.ndarray):
         drop[kept[np.searchsorted(file_start, other, side="right") - 1]] = True
         return drop
     starts, ends = _token_bounds(kind)
-    values = _decimals(raw, kind, present, starts, ends)
+    dots = np.flatnonzero(kind == _DOT) if present[_DOT] else np.zeros(0, dtype=np.int64)
+    dot_token = np.searchsorted(starts, dots, side="right") - 1  # the token of each '.'
+    values = _decimals(raw, kind, present, starts, ends, dots, dot_token)
     if values is None:
         values = _convert(data, starts.size)
     if values is None:  # some token is not a number: find its files one by one (rare)
@@ -271,10 +273,12 @@ def _numeric_pass(blobs, clean: np.ndarray):
     row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start)
     first_is_integer = np.ones(row_start.size, dtype=bool)
     if present[_DOT] or present[_EXPONENT]:  # tokens holding a '.', 'e' or 'E' are not integers
-        marks = np.flatnonzero((kind == _DOT) | (kind == _EXPONENT))
+        marked = dot_token
+        if present[_EXPONENT]:
+            marked = np.searchsorted(starts, np.flatnonzero((kind == _DOT) | (kind == _EXPONENT)), side="right") - 1
         row_of_first = np.full(starts.size, -1)
         row_of_first[row_start] = np.arange(row_start.size)
-        rows = row_of_first[np.searchsorted(starts, marks, side="right") - 1]
+        rows = row_of_first[marked]
         first_is_integer[rows[rows >= 0]] = False
     return NumericRows(values, row_start, row_fields, kept[row_file], row_line, first_is_integer, clean.copy())
 
@@ -308,13 +312,14 @@ def _token_bounds(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _decimals(raw: np.ndarray, kind: np.ndarray, present: np.ndarray, starts: np.ndarray,
-              ends: np.ndarray) -> Optional[np.ndarray]:
+              ends: np.ndarray, dots: np.ndarray, dot_token: np.ndarray) -> Optional[np.ndarray]:
     """Tokens of the form ``[sign] digits [. digits]`` converted by digit arithmetic, or ``None``.
 
     The usual label file holds integers or short decimals: their digits, up to 15 of them, form
     an exact integer ``m``, and ``m / 10**k`` is a single correctly rounded division, the value
     ``float()`` gives. Several times faster than ``np.fromstring``, which takes the rest
-    (exponents, longer numbers, anything malformed).
+    (exponents, longer numbers, anything malformed). ``dots`` are the offsets of the ``.``
+    bytes and ``dot_token`` the token of each (the caller's, which also finds the decimal rows).
     """
     if starts.size == 0:
         return np.zeros(0)
@@ -324,8 +329,6 @@ def _decimals(raw: np.ndarray, kind: np.ndarray, present: np.ndarray, starts: np
     if present[_SIGN] != np.count_nonzero(signed):
         return None  # a sign inside a token
     begin = starts + signed
-    dots = np.flatnonzero(kind == _DOT) if present[_DOT] else np.zeros(0, dtype=np.int64)
-    dot_token = np.searchsorted(starts, dots, side="right") - 1
     if dots.size and (np.diff(dot_token) == 0).any():
         return None  # two dots in one token
     has_dot = np.zeros(starts.size, dtype=bool)
