@@ -5,7 +5,9 @@ Generates a detection set (benchmarks/detection_sets.py: DOTA ground truth, a Ta
 submission, the same boxes as YOLO-OBB), writes the same boxes as COCO, LabelMe and VOC with
 ``hbb2obb.write_labels``, then times reading each, best of ``--repeat``:
 
-* YOLO-OBB and DOTA folders with the batch reader ``hbb2obb-eval`` uses (``read_obb_batch``),
+* YOLO-OBB and DOTA folders with the batch reader ``hbb2obb-eval`` uses (``read_obb_batch``);
+  YOLO-OBB twice: corners in pixels (integers for the ground truth, the tokenizer's fastest
+  path) and normalized to the frame with 6 decimals, as Ultralytics writes its labels,
 * the Task1 submission with ``read_task1`` (what ``hbb2obb-eval`` calls for one),
 * COCO, LabelMe and VOC (horizontal boxes: the same boxes' extents) with ``hbb2obb.read_labels``
   (their one reader each).
@@ -33,6 +35,23 @@ from hbb2obb.io.dota_task1 import read_task1  # noqa: E402
 from hbb2obb.io.labelmap import load_label_map  # noqa: E402
 from hbb2obb.io.yolo_obb import read_obb_batch  # noqa: E402
 
+NORMALIZED = "YOLO-OBB normalized"
+
+
+def normalized_copies(files: list, folder: Path) -> list:
+    """The pixel YOLO-OBB files again as Ultralytics writes them: corners divided by the frame, 6 decimals."""
+    folder.mkdir()
+    copies = []
+    for path in files:
+        lines = []
+        for line in path.read_text().splitlines():
+            fields = line.split()
+            corners = " ".join(f"{float(v) / detection_sets.FRAME:.6f}" for v in fields[1:9])
+            lines.append(" ".join([fields[0], corners, *fields[9:]]) + "\n")
+        copies.append(folder / path.name)
+        copies[-1].write_text("".join(lines))
+    return copies
+
 
 def best_of(repeat: int, read) -> float:
     best = float("inf")
@@ -57,10 +76,14 @@ def main() -> None:
         gt = sorted((made.root / "gt").glob("*.txt"))
         gt_yolo = sorted((made.root / "gt_yolo").glob("*.txt"))
         pred_yolo = sorted((made.root / "pred_yolo").glob("*.txt"))
+        gt_norm = normalized_copies(gt_yolo, root / "gt_norm")
+        pred_norm = normalized_copies(pred_yolo, root / "pred_norm")
         rows = [
             ("ground truth", "YOLO-OBB", made.gt_boxes, lambda: read_obb_batch(gt_yolo, strict=True)),
+            ("ground truth", NORMALIZED, made.gt_boxes, lambda: read_obb_batch(gt_norm, strict=True)),
             ("ground truth", "DOTA", made.gt_boxes, lambda: read_obb_batch(gt, strict=True, label_map=names)),
             ("detections", "YOLO-OBB", made.detections, lambda: read_obb_batch(pred_yolo, strict=False)),
+            ("detections", NORMALIZED, made.detections, lambda: read_obb_batch(pred_norm, strict=False)),
             ("detections", "DOTA Task1", made.detections, lambda: read_task1(made.pred, names)),
         ]
         frames = dict(hbb2obb.read_labels(made.root / "gt_yolo", "yolo", image_sizes=sizes, label_map=names))
@@ -73,13 +96,15 @@ def main() -> None:
         times = {(kind, label): best_of(args.repeat, read) for kind, label, _, read in rows}
         print(f"Label readers, best of {args.repeat}, {made.frames} frames "
               f"({made.gt_boxes:,} ground-truth boxes, {made.detections:,} detections):")
-        print(f"  {'boxes':<13}{'format':<12}{'boxes':>9}{'seconds':>10}{'x YOLO-OBB':>12}")
+        print(f"  {'boxes':<13}{'format':<20}{'boxes':>9}{'seconds':>10}{'x YOLO-OBB':>12}{'x normalized':>14}")
         for kind, label, count, _ in rows:
-            ratio = times[(kind, label)] / times[(kind, "YOLO-OBB")]
-            print(f"  {kind:<13}{label:<12}{count:>9,}{times[(kind, label)]:>10.3f}{ratio:>12.2f}")
-        both = (times[("ground truth", "DOTA")] + times[("detections", "DOTA Task1")]) / \
-            (times[("ground truth", "YOLO-OBB")] + times[("detections", "YOLO-OBB")])
-        print(f"  DOTA ground truth + Task1 detections against the same as YOLO-OBB: {both:.2f}x")
+            seconds = times[(kind, label)]
+            pixels, normalized = seconds / times[(kind, "YOLO-OBB")], seconds / times[(kind, NORMALIZED)]
+            print(f"  {kind:<13}{label:<20}{count:>9,}{seconds:>10.3f}{pixels:>12.2f}{normalized:>14.2f}")
+        dota = times[("ground truth", "DOTA")] + times[("detections", "DOTA Task1")]
+        for label in ("YOLO-OBB", NORMALIZED):
+            both = dota / (times[("ground truth", label)] + times[("detections", label)])
+            print(f"  DOTA ground truth + Task1 detections against the same as {label}: {both:.2f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
