@@ -17,6 +17,8 @@ then times, side by side in one run:
   box pair: the test oracle, on the Songdo-scale set;
 * the converter's throughput, ``hbb2obb -j 1`` against ``-j 2`` on generated frames with images
   (benchmarks/bench_converter.py; ``--converter-frames``, 0 leaves it out);
+* every label reader on the same boxes (benchmarks/bench_readers.py: YOLO-OBB in pixels and
+  normalized, DOTA, Task1, COCO, LabelMe, VOC; ``--reader-detections``, 0 leaves it out);
 * detection metrics on DOTA-style sets (benchmarks/bench_detection.py): ours against the DOTA
   devkit, supervision and pycocotools fed shapely IoU (``--detection-sets``, none leaves it out).
 
@@ -54,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_converter  # noqa: E402  (beside this script)
 import bench_detection  # noqa: E402
 import bench_peers  # noqa: E402
+import bench_readers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_SCRIPT = ROOT / "tests" / "oracles" / "shapely_reference.py"
@@ -561,6 +564,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--reference-python", help="interpreter of an existing hbb2obb 1.12.0 installation "
                                                    "(default: .bench/refvenv, created on first use)")
     parser.add_argument("--no-reference", action="store_true", help="leave the reference tool out of the peers")
+    parser.add_argument("--reader-detections", type=int, default=150_000,
+                        help="detections of the set the label readers are timed on (0 leaves the reader table out)")
+    parser.add_argument("--reader-frames", type=int, default=512, help="frames of that set (default 512)")
     bench_detection.add_arguments(parser, prefix="detection-")
     return parser.parse_args(argv)
 
@@ -792,6 +798,10 @@ def _run(args, scratch: Path) -> int:
     if args.converter_frames > 0:  # benchmarks/bench_converter.py: hbb2obb -j 1 against -j 2
         if not bench_converter.converter_throughput(scratch, args.converter_frames, args.repeat, args.seed, say):
             mismatches.append("hbb2obb -j 1 and -j 2 wrote different files")
+        say()
+
+    if args.reader_detections > 0:  # benchmarks/bench_readers.py: every label reader on the same boxes
+        bench_readers.reader_table(scratch / "readers", args.reader_frames, args.reader_detections, 7, say)
         say()
 
     if "none" not in args.detection_sets:  # benchmarks/bench_detection.py: against the DOTA devkit and others

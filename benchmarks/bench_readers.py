@@ -62,6 +62,46 @@ def best_of(repeat: int, read) -> float:
     return best
 
 
+def reader_table(root: Path, frames: int, detections: int, repeat: int, say=print) -> dict:
+    """Generate the set under ``root``, time every reader on it and ``say`` the table; the times by (boxes, format)."""
+    made = detection_sets.generate(root / "set", frames, detections)
+    names = load_label_map(made.label_map)
+    sizes = (detection_sets.FRAME, detection_sets.FRAME)
+    gt = sorted((made.root / "gt").glob("*.txt"))
+    gt_yolo = sorted((made.root / "gt_yolo").glob("*.txt"))
+    pred_yolo = sorted((made.root / "pred_yolo").glob("*.txt"))
+    gt_norm = normalized_copies(gt_yolo, root / "gt_norm")
+    pred_norm = normalized_copies(pred_yolo, root / "pred_norm")
+    rows = [
+        ("ground truth", "YOLO-OBB", made.gt_boxes, lambda: read_obb_batch(gt_yolo, strict=True)),
+        ("ground truth", NORMALIZED, made.gt_boxes, lambda: read_obb_batch(gt_norm, strict=True)),
+        ("ground truth", "DOTA", made.gt_boxes, lambda: read_obb_batch(gt, strict=True, label_map=names)),
+        ("detections", "YOLO-OBB", made.detections, lambda: read_obb_batch(pred_yolo, strict=False)),
+        ("detections", NORMALIZED, made.detections, lambda: read_obb_batch(pred_norm, strict=False)),
+        ("detections", "DOTA Task1", made.detections, lambda: read_task1(made.pred, names)),
+    ]
+    labels = dict(hbb2obb.read_labels(made.root / "gt_yolo", "yolo", image_sizes=sizes, label_map=names))
+    for fmt, label in (("coco", "COCO"), ("labelme", "LabelMe"), ("voc", "VOC")):
+        dest = root / fmt / ("labels.json" if fmt == "coco" else "")
+        kind = "hbb" if fmt == "voc" else "obb"  # VOC boxes are horizontal: the same boxes' extents
+        hbb2obb.write_labels(labels, dest, fmt, kind=kind, label_map=names, image_sizes=sizes)
+        rows.append(("ground truth", label, made.gt_boxes,
+                     lambda dest=dest, fmt=fmt: hbb2obb.read_labels(dest, fmt, image_sizes=sizes, label_map=names)))
+    times = {(kind, label): best_of(repeat, read) for kind, label, _, read in rows}
+    say(f"label readers on the same boxes, best of {repeat}, {made.frames} frames "
+        f"({made.gt_boxes:,} ground-truth boxes, {made.detections:,} detections), one process")
+    say(f"  {'boxes':<13}{'format':<20}{'boxes':>9}{'seconds':>10}{'x YOLO-OBB':>12}{'x normalized':>14}")
+    for kind, label, count, _ in rows:
+        seconds = times[(kind, label)]
+        pixels, normalized = seconds / times[(kind, "YOLO-OBB")], seconds / times[(kind, NORMALIZED)]
+        say(f"  {kind:<13}{label:<20}{count:>9,}{seconds:>10.3f}{pixels:>12.2f}{normalized:>14.2f}")
+    dota = times[("ground truth", "DOTA")] + times[("detections", "DOTA Task1")]
+    for label in ("YOLO-OBB", NORMALIZED):
+        both = dota / (times[("ground truth", label)] + times[("detections", label)])
+        say(f"  DOTA ground truth + Task1 detections against the same as {label}: {both:.2f}x")
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--frames", type=int, default=512)
@@ -70,41 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hbb2obb-readers-"))
     try:
-        made = detection_sets.generate(root / "set", args.frames, args.detections)
-        names = load_label_map(made.label_map)
-        sizes = (detection_sets.FRAME, detection_sets.FRAME)
-        gt = sorted((made.root / "gt").glob("*.txt"))
-        gt_yolo = sorted((made.root / "gt_yolo").glob("*.txt"))
-        pred_yolo = sorted((made.root / "pred_yolo").glob("*.txt"))
-        gt_norm = normalized_copies(gt_yolo, root / "gt_norm")
-        pred_norm = normalized_copies(pred_yolo, root / "pred_norm")
-        rows = [
-            ("ground truth", "YOLO-OBB", made.gt_boxes, lambda: read_obb_batch(gt_yolo, strict=True)),
-            ("ground truth", NORMALIZED, made.gt_boxes, lambda: read_obb_batch(gt_norm, strict=True)),
-            ("ground truth", "DOTA", made.gt_boxes, lambda: read_obb_batch(gt, strict=True, label_map=names)),
-            ("detections", "YOLO-OBB", made.detections, lambda: read_obb_batch(pred_yolo, strict=False)),
-            ("detections", NORMALIZED, made.detections, lambda: read_obb_batch(pred_norm, strict=False)),
-            ("detections", "DOTA Task1", made.detections, lambda: read_task1(made.pred, names)),
-        ]
-        frames = dict(hbb2obb.read_labels(made.root / "gt_yolo", "yolo", image_sizes=sizes, label_map=names))
-        for fmt, label in (("coco", "COCO"), ("labelme", "LabelMe"), ("voc", "VOC")):
-            dest = root / fmt / ("labels.json" if fmt == "coco" else "")
-            kind = "hbb" if fmt == "voc" else "obb"  # VOC boxes are horizontal: the same boxes' extents
-            hbb2obb.write_labels(frames, dest, fmt, kind=kind, label_map=names, image_sizes=sizes)
-            rows.append(("ground truth", label, made.gt_boxes,
-                         lambda dest=dest, fmt=fmt: hbb2obb.read_labels(dest, fmt, image_sizes=sizes, label_map=names)))
-        times = {(kind, label): best_of(args.repeat, read) for kind, label, _, read in rows}
-        print(f"Label readers, best of {args.repeat}, {made.frames} frames "
-              f"({made.gt_boxes:,} ground-truth boxes, {made.detections:,} detections):")
-        print(f"  {'boxes':<13}{'format':<20}{'boxes':>9}{'seconds':>10}{'x YOLO-OBB':>12}{'x normalized':>14}")
-        for kind, label, count, _ in rows:
-            seconds = times[(kind, label)]
-            pixels, normalized = seconds / times[(kind, "YOLO-OBB")], seconds / times[(kind, NORMALIZED)]
-            print(f"  {kind:<13}{label:<20}{count:>9,}{seconds:>10.3f}{pixels:>12.2f}{normalized:>14.2f}")
-        dota = times[("ground truth", "DOTA")] + times[("detections", "DOTA Task1")]
-        for label in ("YOLO-OBB", NORMALIZED):
-            both = dota / (times[("ground truth", label)] + times[("detections", label)])
-            print(f"  DOTA ground truth + Task1 detections against the same as {label}: {both:.2f}x")
+        reader_table(root, args.frames, args.detections, args.repeat)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -16,7 +16,8 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "12", "--boxes", "5", "12", "--dense-frames", "2",
          "--dense-boxes", "150", "--repeat", "1", "--jobs", "1", "2", "--dense-baseline", "--keep", str(tmp_path),
-         "--sets", "none", "--converter-frames", "3", "--detection-sets", "none"],
+         "--sets", "none", "--converter-frames", "3", "--detection-sets", "none",
+         "--reader-detections", "400", "--reader-frames", "4"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -32,6 +33,11 @@ def test_tiny_benchmark_reports_agreement_ratio_and_profile(tmp_path):
     assert re.search(r"^  -j 1\s+[\d.]+ s\s+[\d.]+ s\s+[\d,]+\s+[\d.]+ s\s+x1\.00$", out, flags=re.M)
     assert re.search(r"^  -j 2\s+[\d.]+ s\s+[\d.]+ s\s+[\d,]+\s+[\d.]+ s\s+x[\d.]+$", out, flags=re.M)
     assert "same files in every run: yes" in out
+    # every reader on the same boxes, against both YOLO-OBB layouts (issue 41)
+    readers = dict(re.findall(r"^  (?:ground truth|detections  ) (YOLO-OBB normalized|YOLO-OBB|DOTA Task1|DOTA|COCO|"
+                              r"LabelMe|VOC)\s+[\d,]+\s+([\d.]+)", out, flags=re.M))
+    assert set(readers) == {"YOLO-OBB", "YOLO-OBB normalized", "DOTA", "DOTA Task1", "COCO", "LabelMe", "VOC"}
+    assert re.search(r"DOTA ground truth \+ Task1 detections against the same as YOLO-OBB normalized: [\d.]+x", out)
     stages = re.findall(r"^\s+(parsing labels|IoU \(polygon clipping\)|statistics \(metric dict\)|"
                         r"candidate pairs \(AABB\)|JSON text)\s+([\d.]+) s", out, flags=re.M)
     assert len(stages) == 5
@@ -48,7 +54,8 @@ def test_baseline_on_a_subset_is_extrapolated_and_said_so(tmp_path):
     run = subprocess.run(
         [sys.executable, str(BENCH), "--frames", "10", "--boxes", "4", "8", "--dense-frames", "1",
          "--dense-boxes", "50", "--repeat", "1", "--jobs", "1", "--baseline-frames", "5", "--no-profile",
-         "--keep", str(tmp_path), "--sets", "none", "--converter-frames", "0", "--detection-sets", "none"],
+         "--keep", str(tmp_path), "--sets", "none", "--converter-frames", "0", "--detection-sets", "none",
+         "--reader-detections", "0"],
         capture_output=True, text=True, timeout=240,
     )
     assert not (tmp_path / "songdo" / "gt" / "songdo_00099.txt").exists()
@@ -65,7 +72,8 @@ def test_peers_table_has_start_up_floor_and_vectorized_shapely_agreeing(tmp_path
         [sys.executable, str(BENCH), "--frames", "6", "--boxes", "4", "8", "--dense-frames", "1",
          "--dense-boxes", "40", "--repeat", "1", "--start-up-rounds", "1", "--jobs", "1", "--no-profile",
          "--keep", str(tmp_path), "--sets", "tiny", "10k", "dense", "--no-reference",
-         "--converter-frames", "0", "--detection-sets", "none"],
+         "--converter-frames", "0", "--detection-sets", "none",
+         "--reader-detections", "0"],
         capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
