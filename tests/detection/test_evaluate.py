@@ -307,3 +307,48 @@ def test_ranks_are_positions_within_groups_in_score_order(huge):
         seen[group[row]] = expected[row] + 1
     np.testing.assert_array_equal(_ranks(order, group), expected)
     assert _ranks(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).shape == (0,)
+
+
+def rows_of_overlapping_boxes(lengths, seed: int = 3):
+    """One frame per row length: boxes 40 wide, 12 apart (neighbours overlap at IoU above 0.5), one
+    class, and one or two jittered detections of each with tied scores, so every detection of a
+    row contests its neighbours' boxes: the row is one chain of contested detections and boxes."""
+    rng = np.random.default_rng(seed)
+    gt, gt_frame, dt, dt_frame = [], [], [], []
+    for frame, length in enumerate(lengths):
+        for k in range(length):
+            gt.append(rotated_rect(30 + 12 * k, 50, 40, 20, 0))
+            gt_frame.append(frame)
+            for _ in range(int(rng.integers(1, 3))):
+                dt.append(rotated_rect(30 + 12 * k + rng.normal(0, 4), 50 + rng.normal(0, 1), 40, 20, rng.normal(0, 2)))
+                dt_frame.append(frame)
+    score = np.round(rng.uniform(0, 1, len(dt)), 1)
+    gt_boxes = Boxes(np.array(gt), np.zeros(len(gt), dtype=np.int64), difficult=rng.random(len(gt)) < 0.1)
+    dt_boxes = Boxes(np.array(dt), np.zeros(len(dt), dtype=np.int64), score=score)
+    return gt_boxes, np.array(gt_frame), dt_boxes, np.array(dt_frame, dtype=np.int64), len(lengths)
+
+
+def test_chains_of_contested_detections_agree_with_cocoeval():
+    # rows of 2 to 6 boxes: each row is one component, matched a few steps at a time;
+    # the row of 90 is a chain too long for label propagation: matched by frame-and-class ranks
+    gt, gt_frame, dt, dt_frame, frames = rows_of_overlapping_boxes([2, 3, 4, 6, 5, 90])
+    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame), every_max_dets=True)
+    oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, 100)
+    np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
+
+
+def test_contest_steps_are_places_within_components_or_the_ranks_for_long_chains():
+    from hbb2obb.detection.evaluate import _PROPAGATION_ROUNDS, _contest_steps
+
+    # detections 0-2 share boxes 0-1 (0-0, 1-0, 1-1, 2-1); 3 and 4 share box 2; 5 is alone on box 3
+    det = np.array([0, 1, 1, 2, 3, 4, 5])
+    box = np.array([0, 0, 1, 1, 2, 2, 3])
+    rank = np.array([4, 0, 7, 2, 1, 3])  # in their frame and class
+    np.testing.assert_array_equal(_contest_steps(det, box, rank, 4), [1, 0, 2, 1, 0, 0])
+    # a chain longer than the rounds allow: the ranks, as before components
+    n = 3 * _PROPAGATION_ROUNDS
+    chain_det = np.repeat(np.arange(n), 2)[1:-1]
+    chain_box = np.repeat(np.arange(n - 1), 2)
+    chain_rank = np.random.default_rng(0).permutation(n)
+    np.testing.assert_array_equal(_contest_steps(chain_det, chain_box, chain_rank, n - 1), chain_rank)
