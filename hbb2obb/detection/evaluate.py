@@ -340,7 +340,8 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     # share boxes with it, directly or through others); detections of other components never
     # compete with it, so each step takes one detection of every component at once
     step = _contest_steps(contested_pos[pd], local_gt, rank[contested], boxes.size)[contested_pos[pd]]
-    by_rank = np.argsort(step, kind="stable")
+    # pairs by step, then by detection, each detection's best first (highest IoU, then later box)
+    by_rank = np.lexsort((-pg, -pv, pd, step))
     pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt[by_rank]
     step_rank = step[by_rank]
     bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
@@ -350,13 +351,14 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
         g, lg, d, v = pg[start:stop], local_gt[start:stop], pd[start:stop], pv[start:stop]
         ok = v[None, :] >= limits[:, None]
         ok &= ~(taken[:, lg] & ~reusable[None, start:stop])
-        cc, pp = np.nonzero(ok)
+        cc, pp = np.nonzero(ok)  # by (threshold, area) row, then pair: each detection's candidates best first
         if cc.size == 0:
             continue
-        pick = np.lexsort((-g[pp], -v[pp], ignored[cc, start + pp], d[pp], cc))
+        dd = d[pp]
+        starts = np.flatnonzero(np.concatenate([[True], (cc[1:] != cc[:-1]) | (dd[1:] != dd[:-1])]))
+        # per row and detection: its first candidate that is not ignored, else its first
+        pick = np.minimum.reduceat(ignored[cc, start + pp] * cc.size + np.arange(cc.size), starts) % cc.size
         cc, pp = cc[pick], pp[pick]
-        first = np.concatenate([[True], (cc[1:] != cc[:-1]) | (d[pp[1:]] != d[pp[:-1]])])
-        cc, pp = cc[first], pp[first]
         contested_gt[cc, contested_pos[d[pp]]] = g[pp]
         taken[cc, lg[pp]] = True
     return level, simple_gt, contested_pos, contested_gt
@@ -399,14 +401,12 @@ def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[
     best_iou = np.zeros(n_det)
     best_gt = np.full(n_det, -1, dtype=np.int64)
     if pair_iou.size:
-        # a detection with one pair has its best box; only those with several need the sort
-        several = np.bincount(pair_pred, minlength=n_det)[pair_pred] > 1
-        rows = np.flatnonzero(several)
-        rows = rows[np.lexsort((pair_gt[rows], -pair_iou[rows], pair_pred[rows]))]
-        first = np.concatenate([[True], pair_pred[rows[1:]] != pair_pred[rows[:-1]]]) if rows.size else rows
-        rows = np.concatenate([np.flatnonzero(~several), rows[first]])
-        best_iou[pair_pred[rows]] = pair_iou[rows]
-        best_gt[pair_pred[rows]] = pair_gt[rows]
+        np.maximum.at(best_iou, pair_pred, pair_iou)
+        top = np.flatnonzero(pair_iou == best_iou[pair_pred])  # each detection's pairs at its best IoU
+        first_box = np.full(n_det, len(difficult), dtype=np.int64)
+        np.minimum.at(first_box, pair_pred[top], pair_gt[top])  # the first of them on a tie
+        found = first_box < len(difficult)
+        best_gt[found] = first_box[found]
     over = best_iou > DOTA_IOU
     on_difficult = over & difficult[np.maximum(best_gt, 0)] if difficult.size else np.zeros(n_det, dtype=bool)
     contender = over & ~on_difficult

@@ -274,6 +274,19 @@ def test_a_detection_on_a_difficult_box_is_neither_hit_nor_miss():
     assert acc.dota_ap[0] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("difficult_first", [True, False])
+def test_a_detection_between_two_boxes_at_the_same_iou_takes_the_first(difficult_first):
+    # the devkit's argmax over a frame's boxes in file order: the first of equal overlaps
+    left, right = rotated_rect(20, 50, 40, 20, 0), rotated_rect(40, 50, 40, 20, 0)
+    between = rotated_rect(30, 50, 40, 20, 0)  # IoU 0.6 with both, exactly
+    assert iou_pairs([between, between], [left, right]).tolist() == [0.6, 0.6]
+    boxes = [left, right] if difficult_first else [right, left]
+    gt = Boxes(boxes, [0, 0], difficult=[True, False] if difficult_first else [False, True])
+    ev = evaluate_detections(gt, [0, 0], Boxes([between], [0], score=[0.9]), [0])
+    # on the difficult first box: neither a hit nor a miss; on the counted first box: a hit
+    assert (ev.dota_tp.tolist(), ev.dota_fp.tolist()) == (([False], [False]) if difficult_first else ([True], [False]))
+
+
 def test_no_detections_and_no_boxes():
     empty = Boxes(np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64), score=np.zeros(0))
     acc = accumulate(evaluate_detections(Boxes.empty(), [], empty, []))
