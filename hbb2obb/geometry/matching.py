@@ -104,17 +104,16 @@ def match_pairs(
 def _best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:
     """The row of each ground-truth box's best pair: highest IoU, then lowest prediction index.
 
-    That is the first row per box after sorting by (gt, -iou, pred). Most boxes have a single
-    candidate, which is its own best; only boxes with several go through the sort.
+    Each box's highest IoU is a maximum over its pairs (``fmax``: a NaN is never the best), and
+    among its pairs at that IoU the lowest prediction index is a minimum: two passes over the
+    pairs, no sort. Rows come in pair order.
     """
-    several = np.bincount(gt_index, minlength=n_gt)[gt_index] > 1
-    if not several.any():
-        return np.arange(gt_index.size)
-    contested = np.flatnonzero(several)
-    order = contested[np.lexsort((pred_index[contested], -iou[contested], gt_index[contested]))]
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = gt_index[order[1:]] != gt_index[order[:-1]]
-    return np.concatenate([np.flatnonzero(~several), order[first]])
+    best_iou = np.full(n_gt, -np.inf)
+    np.fmax.at(best_iou, gt_index, iou)
+    top = np.flatnonzero(iou == best_iou[gt_index])
+    first_pred = np.full(n_gt, np.iinfo(np.int64).max)
+    np.minimum.at(first_pred, gt_index[top], pred_index[top])
+    return top[pred_index[top] == first_pred[gt_index[top]]]
 
 
 def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
