@@ -17,6 +17,7 @@ from hbb2obb.geometry._arrays import as_corners
 _EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
 _ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
 _BAND_LIMIT = 8  # x-candidates per box beyond which the x-sweep runs within y-bands
+_SAMPLE = 4096  # boxes of a whose x-candidates are counted to choose between the searches
 _BAND_COPIES = 3  # band entries per box at most, on average (bands are widened until so)
 
 
@@ -98,21 +99,28 @@ def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, b
     origin = min(a_cols[0, some_a].min(), b_cols[0, some_b].min()) - width[some_b].max() - 1.0
     span = max(a_cols[2, some_a].max(), b_cols[2, some_b].max()) - origin + 1.0
     a_base = a_set * span - origin if grouped else np.full(n, -origin)
-    # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
-    by_key = np.argsort(a_base + a_cols[0])
-    a_cols, a_set, a_base, finite_a = _columns(a_cols, by_key), a_set[by_key], a_base[by_key], finite_a[by_key]
     b_key = (b_set * span - origin if grouped else -origin) + b_cols[0]
     b_key[~finite_b] = np.inf  # sorted last, out of every range
     reach_width = np.where(finite_b, width, 0.0)  # a box left out reaches nothing (a NaN would poison the max)
+    b_order = np.argsort(b_key)
+    if banded:
+        # Many boxes share x-columns (a dense frame)? Counted on a sample of a's boxes: it only
+        # chooses the search, whose pairs are exact either way. Then an x-sweep within y-bands.
+        sample = slice(None, None, max(1, n // _SAMPLE))
+        x_candidates = _search_pass(b_order, b_key=b_key, width=reach_width, a_cols=a_cols[:, sample],
+                                    a_base=a_base[sample], a_finite=finite_a[sample],
+                                    a_set=a_set[sample] if grouped else None, b_set=b_set)[2]
+        if x_candidates.sum() * (n / max(x_candidates.size, 1)) > _BAND_LIMIT * (n + m):
+            key = _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b)
+            if key is not None:
+                return key
+    # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
+    by_key = np.argsort(a_base + a_cols[0])
+    a_cols, a_set, a_base, finite_a = _columns(a_cols, by_key), a_set[by_key], a_base[by_key], finite_a[by_key]
     search = functools.partial(_search_pass, b_key=b_key, width=reach_width, a_cols=a_cols, a_base=a_base,
                                a_finite=finite_a, a_set=a_set if grouped else None, b_set=b_set)
-    passes = [search(np.argsort(b_key))]
+    passes = [search(b_order)]
     crowded = passes[0][2].sum()
-    if banded and crowded > _BAND_LIMIT * (n + m):
-        # Many boxes share x-columns (a dense frame): an x-sweep within horizontal bands.
-        key = _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b)
-        if key is not None:  # a's rows were put in key order above: back to the caller's
-            return by_key[key // m] * m + key % m
     if crowded > _ONE_PASS_LIMIT * (n + m):
         group = np.frexp(width)[1]
         order = np.lexsort((b_key, group))
