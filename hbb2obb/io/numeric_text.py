@@ -246,7 +246,10 @@ def _numeric_pass(blobs, clean: np.ndarray):
     data = b"\n".join(parts) + b"\n" if parts else b""
     raw = np.frombuffer(data, dtype=np.uint8)
     kind = np.take(_BYTE_KIND, raw)
-    present = np.bincount(kind, minlength=_CR + 1)  # how many bytes of each kind: skips absent ones
+    # which kinds of byte occur (steps for absent ones are skipped): one OR of a bit per kind
+    # (np.bincount would first widen every byte to a 64-bit integer)
+    seen = int(np.bitwise_or.reduce(np.left_shift(np.uint8(1), kind))) if kind.size else 0
+    present = [bool(seen >> k & 1) for k in range(_CR + 1)]
     if present[_OTHER]:
         other = np.flatnonzero(kind == _OTHER)
         drop = np.zeros(clean.size, dtype=bool)
@@ -311,7 +314,7 @@ def _token_bounds(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges[0::2], edges[1::2]
 
 
-def _decimals(raw: np.ndarray, kind: np.ndarray, present: np.ndarray, starts: np.ndarray,
+def _decimals(raw: np.ndarray, kind: np.ndarray, present: list, starts: np.ndarray,
               ends: np.ndarray, dots: np.ndarray, dot_token: np.ndarray) -> Optional[np.ndarray]:
     """Tokens of the form ``[sign] digits [. digits]`` converted by digit arithmetic, or ``None``.
 
@@ -326,7 +329,7 @@ def _decimals(raw: np.ndarray, kind: np.ndarray, present: np.ndarray, starts: np
     if present[_EXPONENT]:
         return None
     signed = kind[starts] == _SIGN
-    if present[_SIGN] != np.count_nonzero(signed):
+    if present[_SIGN] and np.count_nonzero(kind == _SIGN) != np.count_nonzero(signed):
         return None  # a sign inside a token
     begin = starts + signed
     if dots.size and (np.diff(dot_token) == 0).any():
