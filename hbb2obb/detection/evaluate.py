@@ -341,9 +341,9 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     # compete with it, so each step takes one detection of every component at once
     step = _contest_steps(contested_pos[pd], local_gt, rank[contested], boxes.size)[contested_pos[pd]]
     # pairs by step, then by detection, each detection's best first (highest IoU, then later box)
-    by_rank = np.lexsort((-pg, -pv, pd, step))
-    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt[by_rank]
-    step_rank = step[by_rank]
+    by_step = np.lexsort((-pg, -pv, pd, step))
+    pg, pd, pv, local_gt = pg[by_step], pd[by_step], pv[by_step], local_gt[by_step]
+    step_rank = step[by_step]
     bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)
