@@ -301,8 +301,9 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     A pair whose detection and box have no other pair within reach (IoU at least the lowest
     threshold) meets no competition: the detection takes the box wherever the IoU reaches the
     threshold, whatever the area range. Most pairs are such. The other detections are visited
-    by rank within their frame and class: the k-th detection of every group is matched in the
-    same step, as groups share no ground truth. Each takes, among the boxes not yet taken
+    by rank within their component (the detections that share boxes, directly or through
+    others; see :func:`_contest_steps`): the k-th detection of every component is matched in
+    the same step, as components share no ground truth. Each takes, among the boxes not yet taken
     (crowd boxes can be taken again) with IoU at least the threshold, a non-ignored box before
     an ignored one, then the highest IoU, then the later box: what COCOeval's inner loop picks.
 
