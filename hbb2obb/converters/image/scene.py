@@ -307,7 +307,8 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
     """Per box of a loose frame: its fitted breadth, its ``(cos 2a)^2`` (``a`` its angle off the
     image axes: how nearly its loose HBB gives its breadth) and its class's pooled breadth, the
     median of the class's fitted breadths (``NaN`` for all three where the box was not fitted to a
-    mask of its own; the pool ``NaN`` too for a class of fewer than ``params.min_pool_boxes``).
+    mask of its own; the pool ``NaN`` too for a class of fewer than ``params.min_pool_boxes`` or
+    of mixed sizes, :func:`one_size`).
 
     Examples
     --------
@@ -318,6 +319,7 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
     """
     class_ids = np.asarray(class_ids).reshape(-1)
     breadths = np.full(len(results), math.nan)
+    lengths = np.full(len(results), math.nan)
     axis_shares = np.full(len(results), math.nan)
     pools = np.full(len(results), math.nan)
     for index, result in enumerate(results):
@@ -325,12 +327,29 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
             continue
         edge, other = long_edge(np.asarray(result.corners, dtype=np.float64))
         breadths[index] = math.hypot(*other)
+        lengths[index] = math.hypot(*edge)
         axis_shares[index] = math.cos(2.0 * math.atan2(edge[1], edge[0])) ** 2
     for class_id in np.unique(class_ids):
         members = np.flatnonzero((class_ids == class_id) & np.isfinite(breadths))
-        if len(members) >= params.min_pool_boxes:
+        if len(members) >= params.min_pool_boxes and one_size(lengths[members], params):
             pools[members] = float(np.median(breadths[members]))
     return breadths, axis_shares, pools
+
+
+def one_size(lengths, params: ImageParams) -> bool:
+    """Whether a class's fitted lengths (pixels) are those of one kind of object at one ground
+    resolution: their upper quartile at most ``pool_length_spread`` times their lower one.
+
+    A class that mixes sizes (the planes of an apron, 58 to 160 pixels long) has no one breadth
+    to pool: the median is too narrow for its large members and too wide for its small ones.
+
+    Examples
+    --------
+    >>> one_size([40.0, 42.0, 44.0, 47.0], ImageParams()), one_size([60.0, 80.0, 120.0, 160.0], ImageParams())
+    (True, False)
+    """
+    low, high = np.percentile(np.asarray(lengths, dtype=np.float64), [25.0, 75.0])
+    return bool(high <= params.pool_length_spread * low)
 
 
 def breadth_agreements(results, class_ids, params: ImageParams) -> np.ndarray:

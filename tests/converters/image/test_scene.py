@@ -163,6 +163,12 @@ def car(breadth, degrees, length=40.0, from_mask=True, converted=True):
     # classes are pooled apart: three trucks are too few, the four cars pool alone
     ([car(18, 0), car(24, 45), car(20, 45), car(22, 45), car(40, 45), car(44, 0), car(42, 45)],
      [0, 0, 0, 0, 2, 2, 2], [19.5, 21.0, 21.0, 21.0, None, None, None]),
+    # a class of mixed sizes (an apron's planes: lengths 40 to 120) has no one breadth to pool
+    ([car(18, 0, 40.0), car(30, 45, 60.0), car(45, 45, 90.0), car(60, 45, 120.0)], [0, 0, 0, 0],
+     [None, None, None, None]),
+    # ... while lengths within the spread of one kind of vehicle pool as before
+    ([car(18, 0, 40.0), car(24, 45, 44.0), car(20, 45, 46.0), car(22, 45, 50.0)], [0, 0, 0, 0],
+     [19.5, 21.0, 21.0, 21.0]),
     # fallbacks and boxes without a mask of their own neither pool nor are pooled
     ([car(18, 0), car(20, 45), car(22, 45), car(24, 45), car(90, 45, converted=False), car(90, 45, from_mask=False)],
      [0, 0, 0, 0, 0, 0], [19.5, 21.0, 21.0, 21.0, None, None]),
