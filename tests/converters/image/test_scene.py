@@ -13,6 +13,7 @@ from hbb2obb.converters.image.scene import (
     breadth_agreements,
     classes_less_supported,
     estimate_tightness,
+    hbb_overshoot,
     hugs_its_hbb,
     neighbour_axes,
     pooled_breadths,
@@ -197,3 +198,25 @@ def test_breadth_agreements_table(boxes, classes, expected):
     factors = breadth_agreements(boxes, classes, PARAMS)
     assert factors.shape == (len(expected),) and ((factors >= 0) & (factors <= 1)).all()
     assert factors == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hbb_overshoot_is_how_far_the_rounded_rectangle_leaves_its_hbb(seed):
+    """Against shapely: the rectangle shrunk by its corner radius and buffered by it is the rounded
+    body, whose bounds are the corner-cutting HBB it needs."""
+    import shapely
+
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        length, breadth = rng.uniform(10, 80), 0.0
+        breadth = rng.uniform(4, length)
+        degrees = rng.uniform(0, 180)
+        corners = rotated_rect(50.0, 40.0, length, breadth, degrees)
+        radius = PARAMS.corner_radius * breadth
+        body = shapely.Polygon(rotated_rect(50.0, 40.0, length - 2 * radius, breadth - 2 * radius, degrees))
+        x1, y1, x2, y2 = body.buffer(radius, quad_segs=256).bounds
+        hbb = np.array([x1, y1, x2, y2]) + rng.uniform(-3, 3, 4)
+        expected = max((x2 - x1 - (hbb[2] - hbb[0])) / (hbb[2] - hbb[0]),
+                       (y2 - y1 - (hbb[3] - hbb[1])) / (hbb[3] - hbb[1]))
+        assert hbb_overshoot(corners, hbb, PARAMS) == pytest.approx(expected, abs=1e-4)
+    assert math.isnan(hbb_overshoot(None, [0, 0, 10, 10], PARAMS))
