@@ -455,3 +455,27 @@ def test_a_thin_motorcycle_turned_out_of_its_corner_cutting_box_keeps_its_box(tm
     assert result.reasons[thin[0]] == REASON_OVERSHOOTS
     converted = np.flatnonzero(~result.fallback)
     assert all(hbb_overshoot(result.corners[k], xyxy[k], ImageParams()) <= 0.2 for k in converted)
+
+
+def test_moored_ships_without_a_mask_take_their_neighbours_orientation(dota_sample_dir):
+    """DOTA's harbour frame at the defaults (tight HBBs): ships side by side whose own pixels give
+    no usable mask are inscribed at the orientation their neighbours agree on, even where their
+    HBB's sides cross more edges (the neighbours' hulls); before, 5 of them fell back at 0.34-0.38
+    IoU and the ships scored 0.860 (shapely IoU, each box against the ground truth its HBB
+    overlaps most; the issue's target 0.87)."""
+    from hbb2obb.io import read_yolo_hbb, read_yolo_obb
+
+    image = Image.open(next((dota_sample_dir / "images").glob("P0706_left.*"))).convert("RGB")
+    labels = read_yolo_hbb(dota_sample_dir / "labels_hbb" / "P0706_left.txt", strict=True)
+    xyxy = hbb_xyxy(labels, image.size)
+    truth = read_yolo_obb(dota_sample_dir / "labels_obb_gt" / "P0706_left.txt", strict=True).boxes.corners
+    result = convert_boxes(image, xyxy, ImageParams(), class_ids=labels.boxes.class_id)
+    ships = np.flatnonzero(labels.boxes.class_id == 1)
+    scores = []
+    for k in ships:
+        x1, y1, x2, y2 = xyxy[k]
+        box = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]])
+        own = max(truth, key=lambda t: iou(box, t))
+        scores.append(iou(result.corners[k], own))
+    assert len(ships) == 229 and np.mean(scores) >= 0.87
+    assert sum(result.reasons[k] == "no usable mask" for k in ships) <= 1
