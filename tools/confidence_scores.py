@@ -2,12 +2,14 @@
 
     python tools/confidence_scores.py SET [SET ...] [--param NAME=VALUE ...] [--keep DIR]
     python tools/confidence_scores.py --samples dota-sample songdo-sample [--tuned-only | --held-out]
+                                      [--prompts tight|corner|margin [--margin LOW HIGH]]
 
 A SET is a folder with ``images/``, ``labels_hbb/`` and ``labels_obb_gt/`` (what ``python -m
 hbb2obb.synthetic OUT`` writes). ``--samples`` takes the real samples under ``--data`` and
 splits each into the frames used while tuning and the frame held out of all tuning
 (``converter_scores.HELD_OUT``): ``--tuned-only`` converts only the former, ``--held-out`` only
-the latter.
+the latter; ``--prompts KIND`` replaces their ``labels_hbb`` with prompts of one kind made from
+their ground truth, as ``tools/converter_scores.py --prompts`` makes them.
 
 Every frame is converted as ``hbb2obb IMAGES --hbb_dir labels_hbb --obb_dir OUT -nb
 --confidence_dir C`` converts it (:func:`hbb2obb.converters.image.converter.convert_frame`, which writes
@@ -36,11 +38,12 @@ import numpy as np
 from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from converter_scores import HELD_OUT, link_subset, parse_param  # noqa: E402
+from converter_scores import HELD_OUT, link_subset, parse_param, write_prompts  # noqa: E402
 
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, convert_frame  # noqa: E402
 from hbb2obb.io import find_image  # noqa: E402
 from hbb2obb.scoring.evaluate import evaluate_frames  # noqa: E402
+from hbb2obb.synthetic.prompts import PROMPT_KINDS  # noqa: E402
 
 #: The shares of lowest-confidence boxes reported (what a user would check by hand).
 SHARES = (0.1, 0.2)
@@ -162,8 +165,11 @@ HEADER = ("| set | boxes | fallbacks (their IoU) | converted IoU | Spearman | lo
           "| --- | --- | --- | --- | --- | --- | --- |")
 
 
-def sample_parts(data: Path, names: list[str], tuned_only: bool, held_out: bool, work: Path) -> list:
-    """``(name, folder)`` per real sample part, as folders of symbolic links."""
+def sample_parts(data: Path, names: list[str], tuned_only: bool, held_out: bool, work: Path,
+                 prompts: str | None = None, margin: tuple = (0.0, 0.10)) -> list:
+    """``(name, folder)`` per real sample part, as folders of symbolic links; with ``prompts``, its
+    ``labels_hbb`` are prompts of that kind made from the part's ground truth (as
+    ``converter_scores.py --prompts`` makes them)."""
     parts = []
     for name in names:
         sample = data / name
@@ -180,9 +186,12 @@ def sample_parts(data: Path, names: list[str], tuned_only: bool, held_out: bool,
             if not part_stems:
                 continue
             folder = work / f"{name}-{label.replace(' ', '-')}"
-            for sub in ("images", "labels_hbb", "labels_obb_gt"):
+            for sub in ("images", "labels_obb_gt") if prompts else ("images", "labels_hbb", "labels_obb_gt"):
                 link_subset(sample / sub, folder / sub, part_stems)
-            parts.append((f"{name} {label} ({', '.join(part_stems)})", folder))
+            if prompts:
+                write_prompts(folder / "labels_obb_gt", folder / "labels_hbb", prompts, margin)
+            kind = f", {prompts} prompts" if prompts else ""
+            parts.append((f"{name} {label}{kind} ({', '.join(part_stems)})", folder))
     return parts
 
 
@@ -197,13 +206,18 @@ def main(argv=None) -> int:
     parser.add_argument("--param", type=parse_param, action="append", default=[],
                         help="A converter parameter NAME=VALUE (default: the converter's defaults).")
     parser.add_argument("--keep", type=Path, help="Keep the OBB and confidence files under this folder.")
+    parser.add_argument("--prompts", choices=PROMPT_KINDS,
+                        help="--samples: prompts of this kind made from the ground truth instead of labels_hbb.")
+    parser.add_argument("--margin", type=float, nargs=2, default=(0.0, 0.10), metavar=("LOW", "HIGH"),
+                        help="--prompts margin: the range each side grows by, as a share of the box's size.")
     args = parser.parse_args(argv)
     if not args.sets and not args.samples:
         parser.error("give at least one SET folder or --samples")
     params = {**DEFAULT_PARAMETERS, **dict(args.param)}
     with tempfile.TemporaryDirectory(prefix="confidence_samples_") as work:
         parts = [(folder.name, folder) for folder in args.sets]
-        parts += sample_parts(args.data, args.samples, args.tuned_only, args.held_out, Path(work))
+        parts += sample_parts(args.data, args.samples, args.tuned_only, args.held_out, Path(work), args.prompts,
+                              tuple(args.margin))
         print(HEADER)
         for name, folder in parts:
             if not (folder / "labels_obb_gt").is_dir():

@@ -55,3 +55,29 @@ def test_the_table_of_a_synthetic_set(tmp_path):
         assert all(re.fullmatch(r"[01]\.\d{4}", s) and 0 <= float(s) <= 1 for s in scores)
     missing = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no labels_obb_gt there" in missing.stderr
+
+
+def test_sample_parts_with_prompts_made_from_the_ground_truth(dota_sample_dir, tmp_path):
+    """``--prompts margin``: each part's labels_hbb are boxes around its ground truth's bounds (each
+    holds its object's OBB), not the sample's own HBBs; the images and ground truth are the sample's."""
+    from hbb2obb.io import read_yolo_hbb, read_yolo_obb
+
+    parts = confidence_scores.sample_parts(dota_sample_dir.parent, [dota_sample_dir.name], False, False, tmp_path,
+                                           prompts="margin", margin=(0.05, 0.10))
+    assert [name.split(" (")[0] for name, _ in parts] == ["dota-sample tuned, margin prompts",
+                                                         "dota-sample held out, margin prompts"]
+    for _, folder in parts:
+        files = sorted((folder / "labels_hbb").glob("*.txt"))
+        assert files and not any(path.is_symlink() for path in files)
+        for path in files:
+            prompts = read_yolo_hbb(path, strict=True).boxes.corners
+            truth = read_yolo_obb(folder / "labels_obb_gt" / path.name, strict=True).boxes.corners
+            assert prompts.shape == truth.shape
+            # grown by 5-10% of the box per side, with 1 px of noise (sd): every prompt holds its
+            # object's bounds to within 4 px, and the prompts are larger on average
+            low, high = truth.min(axis=1), truth.max(axis=1)
+            assert (prompts.min(axis=1) <= low + 4.0).all() and (prompts.max(axis=1) >= high - 4.0).all()
+            assert np.mean(np.prod(prompts.max(axis=1) - prompts.min(axis=1), axis=1)) > 1.1 * np.mean(
+                np.prod(high - low, axis=1))
+            own = read_yolo_hbb(dota_sample_dir / "labels_hbb" / path.name, strict=True).boxes.corners
+            assert not np.allclose(prompts, own, atol=0.5)

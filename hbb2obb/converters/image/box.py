@@ -45,6 +45,7 @@ REASON_NO_MASK = "no usable mask"
 REASON_NO_RECTANGLE = "no rectangle fits mask and HBB"
 REASON_LESS_SUPPORTED = "fitted box less supported by the image than the HBB"
 REASON_CLASS_LESS_SUPPORTED = "this class's fitted boxes follow the image's edges less than their HBBs"
+REASON_OVERSHOOTS = "fitted box would stick out of its corner-cutting HBB"
 
 
 @dataclass
@@ -308,11 +309,14 @@ def inscribed_box(segmentation: Segmentation, axis: float, reason: str, params: 
 
 def _inscribed_without_mask(segmentation: Segmentation, prefer_axis: Optional[float],
                             params: ImageParams) -> BoxResult:
-    """A tight HBB with no usable mask: the rectangle inscribed at the neighbours' orientation or,
-    failing that, at a clear edge direction, kept only when it follows the image's edges better
-    than the HBB."""
-    axis = prefer_axis if prefer_axis is not None else \
-        segmentation.edge if segmentation.coherence >= params.min_coherence else None
+    """A tight HBB with no usable mask: the rectangle inscribed at the neighbours' orientation,
+    kept when it follows the image's edges at least ``neighbour_min_edge_ratio`` times as well as
+    the HBB (their agreement is the evidence; the edges only guard against a gross misfit, as for
+    the rows' rescue), or, failing that, at a clear edge direction, kept only when it follows the
+    image's edges better than the HBB."""
+    if prefer_axis is not None and segmentation.window is not None:
+        return inscribed_box(segmentation, prefer_axis, REASON_NO_MASK, params, params.neighbour_min_edge_ratio)
+    axis = segmentation.edge if segmentation.coherence >= params.min_coherence else None
     if axis is None or segmentation.window is None:
         return BoxResult(None, segmentation.window, reason=REASON_NO_MASK)
     result = inscribed_box(segmentation, axis, REASON_NO_MASK, params)

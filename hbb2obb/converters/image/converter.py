@@ -74,6 +74,7 @@ from hbb2obb.converters.identity import scale_factor_pair
 from hbb2obb.converters.image.box import (
     REASON_CLASS_LESS_SUPPORTED,
     REASON_LESS_SUPPORTED,
+    REASON_OVERSHOOTS,
     BoxResult,
     fit_box,
     hbb_corners,
@@ -88,6 +89,7 @@ from hbb2obb.converters.image.scene import (
     breadth_agreements,
     classes_less_supported,
     estimate_tightness,
+    hbb_overshoot,
     neighbour_axes,
     pooled_breadths,
     row_axes,
@@ -178,9 +180,10 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         neighbours' orientations decide where a box's own pixels leave the diagonal open, and
         (loose frames, ``pool_breadths``) refits each box at its breadth pooled with its class's
         (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); ``check`` turns on the
-        self-checks (per box: a fitted box less supported by the image than its HBB falls back;
-        per class: a class whose fitted boxes follow the edges less than their HBBs keeps its
-        HBBs, over at least ``min_class_boxes`` boxes).
+        self-checks (per box: a fitted box less supported by the image than its HBB falls back,
+        and so does a loose box whose rounded rectangle would reach out of its HBB by more than
+        ``max_overshoot``; per class: a class whose fitted boxes follow the edges less than their
+        HBBs keeps its HBBs, over at least ``min_class_boxes`` boxes).
     class_ids : array_like of int, shape (n,), optional
         The boxes' classes, for the class-level self-check (``None``: one class).
     keep_masks : bool
@@ -242,6 +245,10 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
     if not tight and params.extend_to_bands:
         results = [banded_result(image, segmentation, result, params, keep_masks=keep_masks)
                    for segmentation, result in zip(segmentations, results)]
+    if not tight and params.check:
+        for index, result in enumerate(results):
+            if hbb_overshoot(result.corners, xyxy[index], params) > params.max_overshoot:
+                results[index] = BoxResult(None, result.window, result.mask, result.hull, reason=REASON_OVERSHOOTS)
     if params.scene and tight:
         results = _rescue_by_rows(xyxy, segmentations, results, params)
         if params.side_by_side:

@@ -110,6 +110,38 @@ def hugs_its_hbb(corners, params: ImageParams) -> bool:
     return math.hypot(*edge) * abs(math.sin(turn)) <= params.hug_pixels
 
 
+def hbb_overshoot(corners, xyxy, params: ImageParams) -> float:
+    """How far a loose fit's rectangle, its corners rounded by ``corner_radius`` of its breadth,
+    would reach out of its HBB ``x1 y1 x2 y2``: the larger of its bounding box's excess width and
+    height, as a share of the HBB's side (negative: it stays inside); ``nan`` for a fallback.
+
+    A corner-cutting HBB is the bounding box of the rounded body, so a rectangle turned off the
+    HBB's long axis by more than the HBB's shape allows cannot be what it holds: in a 20 x 9 box,
+    a 20 x 9 motorcycle turned 15 degrees would need a box 20 x 13.
+
+    Examples
+    --------
+    >>> def rect(degrees, long=20.0, short=9.0):
+    ...     t = np.radians(degrees); u = np.array([np.cos(t), np.sin(t)]) * long / 2
+    ...     v = np.array([-np.sin(t), np.cos(t)]) * short / 2
+    ...     return np.array([-u - v, u - v, u + v, -u + v]) + [10.0, 4.5]
+    >>> box = [0.0, 0.0, 20.0, 9.0]
+    >>> round(hbb_overshoot(rect(0.0), box, ImageParams()), 3), round(hbb_overshoot(rect(15.0), box, ImageParams()), 2)
+    (0.0, 0.36)
+    """
+    if corners is None:
+        return math.nan
+    edge, other = long_edge(np.asarray(corners, dtype=np.float64))
+    length, breadth = math.hypot(*edge), math.hypot(*other)
+    angle = math.atan2(edge[1], edge[0])
+    cos, sin = abs(math.cos(angle)), abs(math.sin(angle))
+    radius = params.corner_radius * breadth
+    width = (length - 2 * radius) * cos + (breadth - 2 * radius) * sin + 2 * radius
+    height = (length - 2 * radius) * sin + (breadth - 2 * radius) * cos + 2 * radius
+    x1, y1, x2, y2 = (float(v) for v in xyxy)
+    return max((width - (x2 - x1)) / max(x2 - x1, 1e-9), (height - (y2 - y1)) / max(y2 - y1, 1e-9))
+
+
 def classes_less_supported(results, class_ids, params: ImageParams) -> np.ndarray:
     """Boolean per box: its class's fitted boxes follow the image's edges less than their HBBs.
 
@@ -307,7 +339,8 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
     """Per box of a loose frame: its fitted breadth, its ``(cos 2a)^2`` (``a`` its angle off the
     image axes: how nearly its loose HBB gives its breadth) and its class's pooled breadth, the
     median of the class's fitted breadths (``NaN`` for all three where the box was not fitted to a
-    mask of its own; the pool ``NaN`` too for a class of fewer than ``params.min_pool_boxes``).
+    mask of its own; the pool ``NaN`` too for a class of fewer than ``params.min_pool_boxes`` or
+    of mixed sizes, :func:`one_size`).
 
     Examples
     --------
@@ -318,6 +351,7 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
     """
     class_ids = np.asarray(class_ids).reshape(-1)
     breadths = np.full(len(results), math.nan)
+    lengths = np.full(len(results), math.nan)
     axis_shares = np.full(len(results), math.nan)
     pools = np.full(len(results), math.nan)
     for index, result in enumerate(results):
@@ -325,12 +359,29 @@ def class_breadths(results, class_ids, params: ImageParams) -> tuple[np.ndarray,
             continue
         edge, other = long_edge(np.asarray(result.corners, dtype=np.float64))
         breadths[index] = math.hypot(*other)
+        lengths[index] = math.hypot(*edge)
         axis_shares[index] = math.cos(2.0 * math.atan2(edge[1], edge[0])) ** 2
     for class_id in np.unique(class_ids):
         members = np.flatnonzero((class_ids == class_id) & np.isfinite(breadths))
-        if len(members) >= params.min_pool_boxes:
+        if len(members) >= params.min_pool_boxes and one_size(lengths[members], params):
             pools[members] = float(np.median(breadths[members]))
     return breadths, axis_shares, pools
+
+
+def one_size(lengths, params: ImageParams) -> bool:
+    """Whether a class's fitted lengths (pixels) are those of one kind of object at one ground
+    resolution: their upper quartile at most ``pool_length_spread`` times their lower one.
+
+    A class that mixes sizes (the planes of an apron, 58 to 160 pixels long) has no one breadth
+    to pool: the median is too narrow for its large members and too wide for its small ones.
+
+    Examples
+    --------
+    >>> one_size([40.0, 42.0, 44.0, 47.0], ImageParams()), one_size([60.0, 80.0, 120.0, 160.0], ImageParams())
+    (True, False)
+    """
+    low, high = np.percentile(np.asarray(lengths, dtype=np.float64), [25.0, 75.0])
+    return bool(high <= params.pool_length_spread * low)
 
 
 def breadth_agreements(results, class_ids, params: ImageParams) -> np.ndarray:

@@ -13,6 +13,7 @@ from hbb2obb.converters.image.scene import (
     breadth_agreements,
     classes_less_supported,
     estimate_tightness,
+    hbb_overshoot,
     hugs_its_hbb,
     neighbour_axes,
     pooled_breadths,
@@ -163,6 +164,12 @@ def car(breadth, degrees, length=40.0, from_mask=True, converted=True):
     # classes are pooled apart: three trucks are too few, the four cars pool alone
     ([car(18, 0), car(24, 45), car(20, 45), car(22, 45), car(40, 45), car(44, 0), car(42, 45)],
      [0, 0, 0, 0, 2, 2, 2], [19.5, 21.0, 21.0, 21.0, None, None, None]),
+    # a class of mixed sizes (an apron's planes: lengths 40 to 120) has no one breadth to pool
+    ([car(18, 0, 40.0), car(30, 45, 60.0), car(45, 45, 90.0), car(60, 45, 120.0)], [0, 0, 0, 0],
+     [None, None, None, None]),
+    # ... while lengths within the spread of one kind of vehicle pool as before
+    ([car(18, 0, 40.0), car(24, 45, 44.0), car(20, 45, 46.0), car(22, 45, 50.0)], [0, 0, 0, 0],
+     [19.5, 21.0, 21.0, 21.0]),
     # fallbacks and boxes without a mask of their own neither pool nor are pooled
     ([car(18, 0), car(20, 45), car(22, 45), car(24, 45), car(90, 45, converted=False), car(90, 45, from_mask=False)],
      [0, 0, 0, 0, 0, 0], [19.5, 21.0, 21.0, 21.0, None, None]),
@@ -191,3 +198,25 @@ def test_breadth_agreements_table(boxes, classes, expected):
     factors = breadth_agreements(boxes, classes, PARAMS)
     assert factors.shape == (len(expected),) and ((factors >= 0) & (factors <= 1)).all()
     assert factors == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hbb_overshoot_is_how_far_the_rounded_rectangle_leaves_its_hbb(seed):
+    """Against shapely: the rectangle shrunk by its corner radius and buffered by it is the rounded
+    body, whose bounds are the corner-cutting HBB it needs."""
+    import shapely
+
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        length, breadth = rng.uniform(10, 80), 0.0
+        breadth = rng.uniform(4, length)
+        degrees = rng.uniform(0, 180)
+        corners = rotated_rect(50.0, 40.0, length, breadth, degrees)
+        radius = PARAMS.corner_radius * breadth
+        body = shapely.Polygon(rotated_rect(50.0, 40.0, length - 2 * radius, breadth - 2 * radius, degrees))
+        x1, y1, x2, y2 = body.buffer(radius, quad_segs=256).bounds
+        hbb = np.array([x1, y1, x2, y2]) + rng.uniform(-3, 3, 4)
+        expected = max((x2 - x1 - (hbb[2] - hbb[0])) / (hbb[2] - hbb[0]),
+                       (y2 - y1 - (hbb[3] - hbb[1])) / (hbb[3] - hbb[1]))
+        assert hbb_overshoot(corners, hbb, PARAMS) == pytest.approx(expected, abs=1e-4)
+    assert math.isnan(hbb_overshoot(None, [0, 0, 10, 10], PARAMS))
