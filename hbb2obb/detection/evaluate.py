@@ -301,9 +301,8 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     A pair whose detection and box have no other pair within reach (IoU at least the lowest
     threshold) meets no competition: the detection takes the box wherever the IoU reaches the
     threshold, whatever the area range. Most pairs are such. The other detections are visited
-    by rank within their component (the detections that share boxes, directly or through
-    others; see :func:`_contest_steps`): the k-th detection of every component is matched in
-    the same step, as components share no ground truth. Each takes, among the boxes not yet taken
+    by rank within their frame and class: the k-th detection of every group is matched in the
+    same step, as groups share no ground truth. Each takes, among the boxes not yet taken
     (crowd boxes can be taken again) with IoU at least the threshold, a non-ignored box before
     an ignored one, then the highest IoU, then the later box: what COCOeval's inner loop picks.
 
@@ -337,14 +336,10 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     boxes = np.flatnonzero(present)
     local_gt = (np.cumsum(present) - 1)[pg]
     taken = np.zeros((limits.size, boxes.size), dtype=bool)
-    # a detection's step: its place by rank among the detections of its component (those that
-    # share boxes with it, directly or through others); detections of other components never
-    # compete with it, so each step takes one detection of every component at once
-    step = _contest_steps(contested_pos[pd], local_gt, rank[contested], boxes.size)[contested_pos[pd]]
-    # pairs by step, then by detection, each detection's best first (highest IoU, then later box)
-    by_step = np.lexsort((-pg, -pv, pd, step))
-    pg, pd, pv, local_gt = pg[by_step], pd[by_step], pv[by_step], local_gt[by_step]
-    step_rank = step[by_step]
+    # pairs by rank, then by detection, each detection's best first (highest IoU, then later box)
+    by_rank = np.lexsort((-pg, -pv, pd, rank[pd]))
+    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt[by_rank]
+    step_rank = rank[pd]
     bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)
@@ -363,33 +358,6 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
         contested_gt[cc, contested_pos[d[pp]]] = g[pp]
         taken[cc, lg[pp]] = True
     return level, simple_gt, contested_pos, contested_gt
-
-
-_PROPAGATION_ROUNDS = 32  # label rounds before components are given up for the frame-and-class ranks
-
-
-def _contest_steps(det, box, det_rank, n_box) -> np.ndarray:
-    """Per contested detection: the step of the greedy matching at which it picks a box.
-
-    ``det`` and ``box`` are the pairs (detection and box indices, from 0); ``det_rank`` is each
-    detection's rank in its frame and class. Detections are grouped into the connected
-    components of their pairs by label propagation (each node takes the smallest label among
-    its neighbours until nothing changes), and each detection's step is its place among its
-    component's detections in rank order. A component is inside one frame and class, so this
-    order is the matching's own; the steps number at most the largest component, where the
-    ranks number the most detections of a frame and class. Components that need more than
-    :data:`_PROPAGATION_ROUNDS` rounds (long chains of overlapping boxes) keep the ranks.
-    """
-    label = np.arange(det_rank.size)
-    for _ in range(_PROPAGATION_ROUNDS):
-        box_label = np.full(n_box, det_rank.size)
-        np.minimum.at(box_label, box, label[det])
-        spread = label.copy()
-        np.minimum.at(spread, det, box_label[box])
-        if np.array_equal(spread, label):
-            return _ranks(np.argsort(det_rank, kind="stable"), label)
-        label = spread
-    return det_rank
 
 
 def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[np.ndarray, np.ndarray]:

@@ -342,26 +342,9 @@ def rows_of_overlapping_boxes(lengths, seed: int = 3):
 
 
 def test_chains_of_contested_detections_agree_with_cocoeval():
-    # rows of 2 to 6 boxes: each row is one component, matched a few steps at a time;
-    # the row of 90 is a chain too long for label propagation: matched by frame-and-class ranks
+    # each row is one chain of detections contesting their neighbours' boxes (2 to 90 boxes)
     gt, gt_frame, dt, dt_frame, frames = rows_of_overlapping_boxes([2, 3, 4, 6, 5, 90])
     acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame), every_max_dets=True)
     oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, 100)
     np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
-
-
-def test_contest_steps_are_places_within_components_or_the_ranks_for_long_chains():
-    from hbb2obb.detection.evaluate import _PROPAGATION_ROUNDS, _contest_steps
-
-    # detections 0-2 share boxes 0-1 (0-0, 1-0, 1-1, 2-1); 3 and 4 share box 2; 5 is alone on box 3
-    det = np.array([0, 1, 1, 2, 3, 4, 5])
-    box = np.array([0, 0, 1, 1, 2, 2, 3])
-    rank = np.array([4, 0, 7, 2, 1, 3])  # in their frame and class
-    np.testing.assert_array_equal(_contest_steps(det, box, rank, 4), [1, 0, 2, 1, 0, 0])
-    # a chain longer than the rounds allow: the ranks, as before components
-    n = 3 * _PROPAGATION_ROUNDS
-    chain_det = np.repeat(np.arange(n), 2)[1:-1]
-    chain_box = np.repeat(np.arange(n - 1), 2)
-    chain_rank = np.random.default_rng(0).permutation(n)
-    np.testing.assert_array_equal(_contest_steps(chain_det, chain_box, chain_rank, n - 1), chain_rank)
