@@ -33,6 +33,7 @@ import numpy as np
 from hbb2obb.boxes import Boxes
 from hbb2obb.errors import UsageError
 from hbb2obb.geometry import polygon_area, sparse_pairwise_iou
+from hbb2obb.geometry.matching import best_pair_rows
 
 COCO_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # as COCOeval's Params builds them
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
@@ -370,12 +371,9 @@ def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[
     best_iou = np.zeros(n_det)
     best_gt = np.full(n_det, -1, dtype=np.int64)
     if pair_iou.size:
-        np.maximum.at(best_iou, pair_pred, pair_iou)
-        top = np.flatnonzero(pair_iou == best_iou[pair_pred])  # each detection's pairs at its best IoU
-        first_box = np.full(n_det, len(difficult), dtype=np.int64)
-        np.minimum.at(first_box, pair_pred[top], pair_gt[top])  # the first of them on a tie
-        found = first_box < len(difficult)
-        best_gt[found] = first_box[found]
+        rows = best_pair_rows(pair_pred, pair_gt, pair_iou, n_det)  # the first box on a tie
+        best_iou[pair_pred[rows]] = pair_iou[rows]
+        best_gt[pair_pred[rows]] = pair_gt[rows]
     over = best_iou > DOTA_IOU
     on_difficult = over & difficult[np.maximum(best_gt, 0)] if difficult.size else np.zeros(n_det, dtype=bool)
     contender = over & ~on_difficult

@@ -87,7 +87,7 @@ def match_pairs(
     match_iou = np.full(n_gt, np.nan)
     if iou.size:
         if with_best or not one_to_one:
-            best = _best_pair_rows(gt_index, pred_index, iou, n_gt)
+            best = best_pair_rows(gt_index, pred_index, iou, n_gt)
             best_iou[gt_index[best]] = iou[best]
             chosen_pred[gt_index[best]] = pred_index[best]
         if one_to_one:
@@ -101,8 +101,11 @@ def match_pairs(
     return Matches(matched, chosen_pred, best_iou if with_best or not one_to_one else None, match_iou, pred_matched)
 
 
-def _best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:
+def best_pair_rows(gt_index, pred_index, iou, n_gt) -> np.ndarray:
     """The row of each ground-truth box's best pair: highest IoU, then lowest prediction index.
+
+    The roles are symmetric: with the detections as ``gt_index`` and the boxes as
+    ``pred_index``, each detection's best box (the DOTA rule's).
 
     Each box's highest IoU is a maximum over its pairs (``fmax``: a NaN is never the best), and
     among its pairs at that IoU the lowest prediction index is a minimum: two passes over the
