@@ -278,7 +278,8 @@ def _numeric_pass(blobs, clean: np.ndarray):
     if present[_DOT] or present[_EXPONENT]:  # tokens holding a '.', 'e' or 'E' are not integers
         marked = dot_token
         if present[_EXPONENT]:
-            marked = np.searchsorted(starts, np.flatnonzero((kind == _DOT) | (kind == _EXPONENT)), side="right") - 1
+            exponents = np.searchsorted(starts, np.flatnonzero(kind == _EXPONENT), side="right") - 1
+            marked = np.concatenate([dot_token, exponents])
         row_of_first = np.full(starts.size, -1)
         row_of_first[row_start] = np.arange(row_start.size)
         rows = row_of_first[marked]
