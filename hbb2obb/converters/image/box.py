@@ -103,6 +103,10 @@ class BoxResult:
     from_mask: bool = False
     candidate: Optional[Candidate] = None
 
+    def fallen_back(self, reason: str) -> "BoxResult":
+        """This box as a fallback for ``reason``, keeping its window, mask and hull (for the pictures)."""
+        return BoxResult(None, self.window, self.mask, self.hull, reason=reason)
+
 
 def _rectangle_prior(window: Window, centre, theta: float, long_side: float, short_side: float,
                      in_box: np.ndarray, params: ImageParams) -> np.ndarray:

@@ -230,8 +230,7 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
                for segmentation, prefer in zip(segmentations, preferred)]
     if params.check:
         for index in np.flatnonzero(classes_less_supported(results, classes, params)):
-            results[index] = BoxResult(None, results[index].window, results[index].mask, results[index].hull,
-                                       reason=REASON_CLASS_LESS_SUPPORTED)
+            results[index] = results[index].fallen_back(REASON_CLASS_LESS_SUPPORTED)
     if params.scene and not tight and params.pool_breadths:
         agreements = breadth_agreements(results, classes, params)  # of the fits before the pooling
         for index, breadth in enumerate(pooled_breadths(results, classes, params)):
@@ -248,7 +247,7 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
     if not tight and params.check:
         for index, result in enumerate(results):
             if hbb_overshoot(result.corners, xyxy[index], params) > params.max_overshoot:
-                results[index] = BoxResult(None, result.window, result.mask, result.hull, reason=REASON_OVERSHOOTS)
+                results[index] = result.fallen_back(REASON_OVERSHOOTS)
     if params.scene and tight:
         results = _rescue_by_rows(xyxy, segmentations, results, params)
         if params.side_by_side:
