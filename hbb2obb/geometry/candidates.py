@@ -1,13 +1,13 @@
 """Candidate pairs for IoU: boxes whose axis-aligned bounds overlap, found without an n x m matrix.
 
-Each box of ``b`` gets one search key, ``group * span + xmin``; after one sort, each box of
-``a`` finds the boxes that may reach it with two binary searches, and the ranges are expanded
-and filtered exactly in small batches (small enough for numpy to reuse the work arrays).
+Every box gets one search key, ``group * span + xmin``; after one sort of each side, each box
+finds the other side's boxes that start inside its x-range with two binary searches (two boxes
+overlap in x exactly when one starts inside the other), and the ranges are expanded and
+filtered exactly in small batches (small enough for numpy to reuse the work arrays).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Optional
 
 import numpy as np
@@ -15,9 +15,8 @@ import numpy as np
 from hbb2obb.geometry._arrays import as_corners
 
 _EXPAND_BUDGET = 1 << 14  # candidates expanded at once: work arrays small enough to be reused, not remapped
-_ONE_PASS_LIMIT = 16  # x-candidates per box beyond which candidate_pairs searches by width class
-_BAND_LIMIT = 8  # x-candidates per box beyond which the x-sweep runs within y-bands
-_SAMPLE = 4096  # boxes of a whose x-candidates are counted to choose between the searches
+_BAND_LIMIT = 32  # x-candidates per box beyond which the x-sweep runs within y-bands
+_SAMPLE = 2048  # boxes of each side whose x-candidates are counted to choose between the searches
 _BAND_COPIES = 3  # band entries per box at most, on average (bands are widened until so)
 
 
@@ -26,11 +25,11 @@ def candidate_pairs(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, np.nd
 
     Only these pairs can have a positive IoU (bounds that merely touch give IoU 0 and are
     left out; so are boxes with a non-finite coordinate). No ``n x m`` matrix is built: the
-    boxes of ``b`` are sorted once by one number per box, ``group * span + xmin``, each box of
-    ``a`` finds its range of x-candidates with two binary searches, and the ranges are expanded
-    and filtered exactly in bounded batches, so memory stays proportional to the number of
-    candidates. When one pass would expand too many candidates, the boxes of ``b`` are searched
-    per width class (powers of two) instead, so a few very wide boxes do not widen every search.
+    boxes of each side are sorted once by one number per box, ``group * span + xmin``, each box
+    finds the boxes of the other side that start inside its x-range with two binary searches, and
+    the ranges are expanded and filtered exactly in bounded batches, so memory stays proportional
+    to the number of candidates. A range holds boxes that overlap in x only, however wide some
+    boxes are; when many boxes share x-columns (a dense frame), the search runs within y-bands.
 
     Parameters
     ----------
@@ -87,60 +86,83 @@ def pairs_of_bounds(
 
 
 def _sweep(a_cols, b_cols, a_set, b_set, grouped: bool, finite_a, finite_b, *, banded: bool) -> np.ndarray:
-    """The pairs as keys ``ia * m + ib``, unordered (sorted once, by the caller): the x-sweep, by width class or
-    in y-bands when crowded."""
+    """The pairs as keys ``ia * m + ib``, unordered (sorted once, by the caller): the two-sided x-sweep, in
+    y-bands when crowded.
+
+    Two boxes overlap in x exactly when one starts inside the other's x-range: ``b`` starts in
+    ``[xmin_a, xmax_a)``, or ``a`` starts in ``(xmin_b, xmax_b)`` (disjoint cases). With both
+    sides sorted by start, each box finds the boxes starting inside it with two binary searches,
+    so every range holds x-overlapping boxes only, whatever the widths.
+    """
     n, m = a_cols.shape[1], b_cols.shape[1]
-    width = b_cols[2] - b_cols[0]
     # Search keys group * span + (x - origin): one sort and plain float searches instead of a
     # lexicographic (group, x) search. Rounding is monotone in x for a given group, so each
-    # range still holds every same-group candidate; the filter below is exact.
+    # range still holds every same-group candidate; the filter is exact.
     some_a = slice(None) if finite_a.all() else finite_a
     some_b = slice(None) if finite_b.all() else finite_b
-    origin = min(a_cols[0, some_a].min(), b_cols[0, some_b].min()) - width[some_b].max() - 1.0
+    origin = min(a_cols[0, some_a].min(), b_cols[0, some_b].min()) - 1.0
     span = max(a_cols[2, some_a].max(), b_cols[2, some_b].max()) - origin + 1.0
     a_base = a_set * span - origin if grouped else np.full(n, -origin)
-    b_key = (b_set * span - origin if grouped else -origin) + b_cols[0]
-    b_key[~finite_b] = np.inf  # sorted last, out of every range
-    reach_width = np.where(finite_b, width, 0.0)  # a box left out reaches nothing (a NaN would poison the max)
-    b_order = np.argsort(b_key)
+    b_base = b_set * span - origin if grouped else np.full(m, -origin)
     if banded:
-        # Many boxes share x-columns (a dense frame)? Counted on a sample of a's boxes: it only
+        # Many boxes share x-columns (a dense frame)? Estimated on samples of both sides: it only
         # chooses the search, whose pairs are exact either way. Then an x-sweep within y-bands.
-        sample = slice(None, None, max(1, n // _SAMPLE))
-        x_candidates = _search_pass(b_order, b_key=b_key, width=reach_width, a_cols=a_cols[:, sample],
-                                    a_base=a_base[sample], a_finite=finite_a[sample],
-                                    a_set=a_set[sample] if grouped else None, b_set=b_set)[2]
-        if x_candidates.sum() * (n / max(x_candidates.size, 1)) > _BAND_LIMIT * (n + m):
+        a_some, b_some = slice(None, None, max(1, n // _SAMPLE)), slice(None, None, max(1, m // _SAMPLE))
+        a_sample = _Side(a_cols[:, a_some], a_base[a_some], finite_a[a_some], a_set[a_some])
+        b_sample = _Side(b_cols[:, b_some], b_base[b_some], finite_b[b_some], b_set[b_some])
+        sampled = a_sample.ranges(b_sample)[1].sum() + b_sample.ranges(a_sample)[1].sum()
+        if sampled * (n / a_sample.key.size) * (m / b_sample.key.size) > _BAND_LIMIT * (n + m):
             key = _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b)
             if key is not None:
                 return key
-    # Boxes of a in key order: the binary searches then run several times faster (cache, branches).
-    by_key = np.argsort(a_base + a_cols[0])
-    a_cols, a_set, a_base, finite_a = _columns(a_cols, by_key), a_set[by_key], a_base[by_key], finite_a[by_key]
-    search = functools.partial(_search_pass, b_key=b_key, width=reach_width, a_cols=a_cols, a_base=a_base,
-                               a_finite=finite_a, a_set=a_set if grouped else None, b_set=b_set)
-    passes = [search(b_order)]
-    crowded = passes[0][2].sum()
-    if crowded > _ONE_PASS_LIMIT * (n + m):
-        group = np.frexp(width)[1]
-        order = np.lexsort((b_key, group))
-        cuts = np.flatnonzero(np.diff(group[order])) + 1
-        passes = [search(members) for members in np.split(order, cuts)]  # a few at most
-    keys = []
-    for members, lo, counts in passes:
-        b_part, b_part_set = _columns(b_cols, members), b_set[members]  # this pass's boxes in key order
+    a_side, b_side = _Side(a_cols, a_base, finite_a, a_set), _Side(b_cols, b_base, finite_b, b_set)
+    b_in_a, a_in_b = a_side.ranges(b_side), b_side.ranges(a_side)
+    rows_a, rows_b = a_side.starting_inside(b_side, *b_in_a, grouped, strict=False)
+    rows_b2, rows_a2 = b_side.starting_inside(a_side, *a_in_b, grouped, strict=True)
+    return np.concatenate([rows_a, rows_a2]) * m + np.concatenate([rows_b, rows_b2])
+
+
+class _Side:
+    """One side's boxes sorted by search key (group, then xmin), with what the searches read."""
+
+    def __init__(self, cols: np.ndarray, base: np.ndarray, finite: np.ndarray, sets: np.ndarray):
+        key = base + cols[0]
+        key[~finite] = np.inf  # sorted last, out of every range
+        self.order = np.argsort(key)  # in key order, the binary searches also run faster (cache, branches)
+        self.cols = _columns(cols, self.order)
+        self.key = key[self.order]
+        self.end = np.take(base, self.order) + self.cols[2]
+        self.finite = finite[self.order]
+        self.sets = sets[self.order]
+
+    def ranges(self, other: "_Side") -> tuple[np.ndarray, np.ndarray]:
+        """Per box of this side: the first position and the number of ``other``'s boxes whose key
+        falls in its key range (both ends inclusive, so rounding cannot drop one)."""
+        lo = np.searchsorted(other.key, self.key, side="left")
+        hi = np.searchsorted(other.key, self.end, side="right")
+        return lo, np.where(self.finite, np.maximum(hi - lo, 0), 0)
+
+    def starting_inside(self, other: "_Side", lo, counts, grouped: bool, strict: bool):
+        """The pairs (original indices, this side's then ``other``'s) of boxes of ``other`` that start
+        inside a box of this side (after its start when ``strict``) and overlap it with area."""
         ends = np.cumsum(counts)
-        row = 0
+        rows_out, pos_out = [], []
+        row, n = 0, counts.size
         while row < n:  # bounded batches of the expansion
             base = int(ends[row - 1]) if row else 0
             stop = max(int(np.searchsorted(ends, base + _EXPAND_BUDGET, side="right")), row + 1)
-            rows, pos = _overlapping(*_expand(lo[row:stop], counts[row:stop], row), a_cols, b_part)
+            rows, pos = _overlapping(*_expand(lo[row:stop], counts[row:stop], row), self.cols, other.cols)
+            starts, own_starts = np.take(other.cols[0], pos), np.take(self.cols[0], rows)
+            inside = starts > own_starts if strict else starts >= own_starts
             if grouped:  # keys of far-apart groups may round into each other's range
-                same = np.flatnonzero(np.take(a_set, rows) == np.take(b_part_set, pos))
-                rows, pos = np.take(rows, same), np.take(pos, same)
-            keys.append(np.take(by_key, rows) * m + np.take(members, pos))
+                inside &= np.take(self.sets, rows) == np.take(other.sets, pos)
+            inside = np.flatnonzero(inside)
+            rows_out.append(np.take(self.order, np.take(rows, inside)))
+            pos_out.append(np.take(other.order, np.take(pos, inside)))
             row = stop
-    return np.concatenate(keys)
+        if not rows_out:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(rows_out), np.concatenate(pos_out)
 
 
 def _banded(a_cols, b_cols, a_set, b_set, finite_a, finite_b) -> Optional[np.ndarray]:
@@ -234,42 +256,6 @@ def _overlapping(rows, pos, a_cols, b_cols):
         near = np.flatnonzero(near)
         rows, pos = np.take(rows, near), np.take(pos, near)
     return rows, pos
-
-
-def _search_pass(members, *, b_key, width, a_cols, a_base, a_finite, a_set=None, b_set=None):
-    """For boxes ``b[members]`` (sorted by key): the range of x-candidates of each box of ``a``.
-
-    Returns ``members`` and per box of ``a`` the first position and the number of candidates:
-    keys from ``xmin_a - reach`` (``xmin_b > xmin_a - width_b`` is needed to overlap) through
-    ``xmax_a`` (both ends inclusive, so rounding cannot drop one; the filter is exact). The
-    reach is the widest box of ``a``'s own group when groups are given (``a_set``): one wide
-    box in one frame no longer widens the search of every frame.
-    """
-    sorted_keys = b_key[members]
-    reach = _group_reach(members, width, a_set, b_set) if a_set is not None else width[members].max(initial=0.0)
-    low = a_cols[0] - reach - 1e-9 * (np.abs(a_cols[0]) + reach)  # slack for the rounding of a_x0 - reach
-    lo = np.searchsorted(sorted_keys, a_base + low, side="left")
-    hi = np.searchsorted(sorted_keys, a_base + a_cols[2], side="right")
-    counts = np.where(a_finite, np.maximum(hi - lo, 0), 0)
-    return members, lo, counts
-
-
-def _group_reach(members, width, a_set, b_set):
-    """Per box of ``a``: the largest width among ``b[members]`` of its group (0 when none is).
-
-    ``members`` are in key order, so each group's boxes are a run; should rounding ever split a
-    group into several runs, the widest box of all is every box's reach, as without groups.
-    """
-    sets = b_set[members]
-    if sets.size == 0:
-        return np.zeros(a_set.size)
-    starts = np.flatnonzero(np.concatenate(([True], sets[1:] != sets[:-1])))
-    run_set = sets[starts]
-    run_reach = np.maximum.reduceat(width[members], starts)
-    if run_set.size > 1 and not (run_set[1:] > run_set[:-1]).all():
-        return np.full(a_set.size, run_reach.max())
-    at = np.minimum(np.searchsorted(run_set, a_set), run_set.size - 1)
-    return np.where(run_set[at] == a_set, run_reach[at], 0.0)
 
 
 def _group_labels(a_group, b_group, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -397,18 +397,19 @@ def test_candidate_pairs_by_group_equal_brute_force(a, b, groups, seed):
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(box_sets, box_sets, st.booleans())
-def test_candidate_pairs_by_width_class_equal_brute_force(a, b, grouped):
-    # The search per width class (taken when one pass would expand too many candidates).
+def test_candidate_pairs_without_bands_equal_brute_force(a, b, grouped):
+    # The two-sided x-search alone (bands never taken): boxes of both sets that start at the
+    # same x (many here: integer corners) must come out once, from one side's search only.
     ra, rb = brute_force_pairs(a, b)
     groups = (np.arange(len(a)) % 2, np.arange(len(b)) % 2) if grouped else (None, None)
-    original = candidates_module._ONE_PASS_LIMIT
-    candidates_module._ONE_PASS_LIMIT = -1
+    original = candidates_module._BAND_LIMIT
+    candidates_module._BAND_LIMIT = np.inf
     try:
         ia, ib = candidate_pairs(a, b, *groups)
     finally:
-        candidates_module._ONE_PASS_LIMIT = original
+        candidates_module._BAND_LIMIT = original
     same = groups[0][ra] == groups[1][rb] if grouped else np.ones(len(ra), dtype=bool)
     assert np.array_equal(ia, ra[same]) and np.array_equal(ib, rb[same])
 
