@@ -806,7 +806,8 @@ def _run(args, scratch: Path) -> int:
 
     if "none" not in args.detection_sets:  # benchmarks/bench_detection.py: against the DOTA devkit and others
         peer_mismatches += bench_detection.run_sets(args.detection_sets, args.detection_rounds, args.peer_timeout,
-                                                    args.peer_python, say, scratch / "detection", args.seed)
+                                                    args.peer_python, say, scratch / "detection", args.seed,
+                                                    peer_names=args.detection_peers)
         say()
 
     if args.profile:

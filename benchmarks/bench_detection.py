@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/bench_detection.py                          # 10k, 150k and dense, 3 rounds
     python benchmarks/bench_detection.py --sets 10k 150k dense 1.5M --rounds 3 --peer-timeout 600
+    python benchmarks/bench_detection.py --sets 150k dense --peers devkit supervision  # the peers named only
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ PEER_LIST = (
     Peer("pycocotools + shapely", "coco_shapely.py",
          (("map50", "map50", "ap50", "ap50"), ("map50_95", "map50_95", "ap50_95", "ap50_95"))),
 )
+#: short names of the peers for ``--peers``, in the order of PEER_LIST
+PEER_KEYS = ("devkit", "supervision", "coco")
 
 # Forks and waits for the measured command from a small interpreter (as benchmarks/bench.py
 # does: a child forked from this script would report this script's memory as its own peak),
@@ -273,16 +276,16 @@ def eval_command() -> str:
     return str(found)
 
 
-def measure(name: str, made, python, rounds: int, limit: float, say) -> SetResult:
-    """Interleaved rounds of ours, ours on YOLO-OBB and every peer on one set."""
+def measure(name: str, made, python, rounds: int, limit: float, say, peer_list=PEER_LIST) -> SetResult:
+    """Interleaved rounds of ours, ours on YOLO-OBB and every peer of ``peer_list`` on one set."""
     ours_cmd = [eval_command(), made.gt, made.pred, "-mp", made.label_map, "-nb", "--json"]
     yolo_cmd = [eval_command(), made.root / "gt_yolo", made.root / "pred_yolo", "-mp", made.label_map, "-nb", "--json"]
     imageset = made.root / "imageset.txt"
     imageset.write_text("".join(f"{p.stem}\n" for p in sorted(made.gt.glob("*.txt"))))
     ours, yolo = Row("hbb2obb-eval"), Row("hbb2obb-eval, same boxes as YOLO-OBB")
-    peers = [Row(p.name) for p in PEER_LIST] if python else []
+    peers = [Row(p.name) for p in peer_list] if python else []
     commands = [[python, PEERS / p.script, made.gt, made.pred] + ([imageset] if p.script.startswith("dota") else [])
-                for p in PEER_LIST]
+                for p in peer_list]
     for _ in range(max(rounds, 1)):
         for row, command in [(ours, ours_cmd), (yolo, yolo_cmd)] + list(zip(peers, commands)):
             if row.timed_out or row.failed:
@@ -300,7 +303,7 @@ def measure(name: str, made, python, rounds: int, limit: float, say) -> SetResul
     first = json.loads(ours.runs[0].stdout)
     irregular = non_convex_classes(made) if peers else set()
     disagreements = []
-    for peer, row in zip(PEER_LIST, peers):
+    for peer, row in zip(peer_list, peers):
         if not row.runs:
             continue
         mine = first if not peer.ours_args else json.loads(run(ours_cmd + list(peer.ours_args)).stdout)
@@ -324,7 +327,7 @@ def _cell(row: Row, ours: Row) -> str:
     return f"{row.median:.2f} s, {row.peak_mb:.0f} MB, {row.median / ours.median:.1f}x"
 
 
-def render(results: list, versions: dict) -> list:
+def render(results: list, versions: dict, peer_list=PEER_LIST) -> list:
     """The set-by-set report, then one table (markdown) of every set."""
     lines = []
     for res in results:
@@ -336,7 +339,7 @@ def render(results: list, versions: dict) -> list:
             lines.append(f"  {row.name:<38} {_cell(row, res.ours):<34} {spread}")
             if row.agree:
                 lines.append(f"    agree: {row.agree}")
-    peers = [p.name for p in PEER_LIST] if any(r.peers for r in results) else []
+    peers = [p.name for p in peer_list] if any(r.peers for r in results) else []
     header = ["set", "detections", "ours (DOTA + Task1)", "ours, YOLO-OBB"] + peers
     lines += ["", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for res in results:
@@ -350,8 +353,12 @@ def render(results: list, versions: dict) -> list:
 
 
 def run_sets(names, rounds: int, limit: float, peer_python_path, say, scratch: Path | None = None,
-             seed: int = 0) -> list:
-    """Generate, time and compare every named set; returns the unexplained disagreements."""
+             seed: int = 0, peer_names=None) -> list:
+    """Generate, time and compare every named set; returns the unexplained disagreements.
+
+    ``peer_names``: the short names (:data:`PEER_KEYS`) of the peers to run (default: all).
+    """
+    peer_list = tuple(p for key, p in zip(PEER_KEYS, PEER_LIST) if peer_names is None or key in peer_names)
     own = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="hbb2obb-bench-detection-")) if own else scratch
     try:
@@ -364,11 +371,11 @@ def run_sets(names, rounds: int, limit: float, peer_python_path, say, scratch: P
             if hasattr(os, "sync"):
                 os.sync()  # written out before anything is timed (see bench.settle_files)
             say(f"  {name}: generated, timing {max(rounds, 1)} interleaved round(s)")
-            results.append(measure(name, made, python, rounds, limit, say))
+            results.append(measure(name, made, python, rounds, limit, say, peer_list))
             shutil.rmtree(scratch / name, ignore_errors=True)  # the 1.5M set is 1 GB of files
         say("detection metrics against the DOTA devkit, supervision and pycocotools + shapely "
             "(whole processes, wall time and peak RSS, interleaved rounds)")
-        for line in render(results, versions):
+        for line in render(results, versions, peer_list):
             say(line)
         return [line for res in results for line in res.disagreements]
     finally:
@@ -386,6 +393,8 @@ def add_arguments(parser: argparse.ArgumentParser, prefix: str = "") -> None:
                         help="interleaved rounds of every command (the median is shown; default 3)")
     parser.add_argument("--peer-timeout", type=float, default=600.0,
                         help="seconds before a peer's run is stopped and reported as timed out (default 600)")
+    parser.add_argument(f"--{prefix}peers", dest="detection_peers", nargs="+", choices=PEER_KEYS,
+                        default=list(PEER_KEYS), help="peers to time (default: all: devkit supervision coco)")
     parser.add_argument("--peer-python", help="interpreter of an environment with the peers' packages "
                                               "(default: .bench/peervenv, created on first use)")
 
@@ -397,7 +406,8 @@ def main(argv=None) -> int:
     say = lambda text="": print(text, flush=True)  # noqa: E731
     if "none" in args.detection_sets:
         return 0
-    bad = run_sets(args.detection_sets, args.detection_rounds, args.peer_timeout, args.peer_python, say)
+    bad = run_sets(args.detection_sets, args.detection_rounds, args.peer_timeout, args.peer_python, say,
+                   peer_names=args.detection_peers)
     for line in bad:
         say(f"peer disagrees: {line}")
     return 1 if bad else 0
