@@ -56,6 +56,20 @@ def test_pycocotools_with_shapely_agrees_with_ours_to_1e9(tiny):
     assert len(theirs["classes"]) > 5 and f"{len(theirs['classes'])}/{len(theirs['classes'])} classes" in text
 
 
+def test_only_the_peers_asked_for_run_and_are_reported(tiny):
+    # --peers coco: the pycocotools script alone runs (the test environment has its packages),
+    # and the table names it alone
+    pytest.importorskip("pycocotools")
+    pytest.importorskip("shapely")
+    chosen = tuple(p for key, p in zip(bench_detection.PEER_KEYS, bench_detection.PEER_LIST) if key == "coco")
+    assert chosen == (COCO_PEER,)
+    result = bench_detection.measure("tiny", tiny, sys.executable, 1, 120.0, lambda text="": None, chosen)
+    assert [row.name for row in result.peers] == [COCO_PEER.name] and len(result.peers[0].runs) == 1
+    assert result.disagreements == []
+    header = next(line for line in bench_detection.render([result], {}, chosen) if line.startswith("| set |"))
+    assert COCO_PEER.name in header and DEVKIT.name not in header and SUPERVISION.name not in header
+
+
 def fake(ours_ap, theirs_ap):
     ours = {"class_names": {"0": "ship", "1": "plane"}, "dota_map50": sum(ours_ap) / 2,
             "class_stats": {str(k): {"dota_ap50": v} for k, v in enumerate(ours_ap)}}
