@@ -263,6 +263,7 @@ class SetResult:
     made: object  # detection_sets.DetectionSet
     ours: Row
     yolo: Row
+    two: Row  # ours with --jobs 2
     peers: list
     warnings: int
     disagreements: list
@@ -283,24 +284,28 @@ def measure(name: str, made, python, rounds: int, limit: float, say, peer_list=P
     imageset = made.root / "imageset.txt"
     imageset.write_text("".join(f"{p.stem}\n" for p in sorted(made.gt.glob("*.txt"))))
     ours, yolo = Row("hbb2obb-eval"), Row("hbb2obb-eval, same boxes as YOLO-OBB")
+    two = Row("hbb2obb-eval --jobs 2")
     peers = [Row(p.name) for p in peer_list] if python else []
     commands = [[python, PEERS / p.script, made.gt, made.pred] + ([imageset] if p.script.startswith("dota") else [])
                 for p in peer_list]
     for _ in range(max(rounds, 1)):
-        for row, command in [(ours, ours_cmd), (yolo, yolo_cmd)] + list(zip(peers, commands)):
+        for row, command in [(ours, ours_cmd), (yolo, yolo_cmd), (two, ours_cmd + ["--jobs", "2"])] + list(
+                zip(peers, commands)):
             if row.timed_out or row.failed:
                 continue  # a peer past the limit is not run again: the row says "timed out"
             done = run(command, limit if row in peers else 0.0)
             if done.timed_out:
                 row.timed_out = limit
             elif done.returncode != 0:
-                if row in (ours, yolo):
+                if row in (ours, yolo, two):
                     sys.exit(f"bench_detection: {' '.join(map(str, command))} failed:\n{done.stderr[-2000:]}")
                 last = done.stderr.strip().splitlines()[-1:] or [f"status {done.returncode}"]
                 row.failed = last[0]
             else:
                 row.runs.append(done)
     first = json.loads(ours.runs[0].stdout)
+    if two.runs[0].stdout != ours.runs[0].stdout:
+        sys.exit(f"bench_detection: {name}: --jobs 2 printed another metric dict than --jobs 1")
     irregular = non_convex_classes(made) if peers else set()
     disagreements = []
     for peer, row in zip(peer_list, peers):
@@ -313,7 +318,7 @@ def measure(name: str, made, python, rounds: int, limit: float, say, peer_list=P
         if not agrees:
             disagreements.append(f"{name}, {peer.name}: {row.agree}")
     warnings = ours.runs[0].stderr.count("warning:")
-    return SetResult(name, made, ours, yolo, peers, warnings, disagreements)
+    return SetResult(name, made, ours, yolo, two, peers, warnings, disagreements)
 
 
 # --------------------------------------------------------------------------- report
@@ -334,17 +339,17 @@ def render(results: list, versions: dict, peer_list=PEER_LIST) -> list:
         made = res.made
         lines.append(f"{res.name}: {made.frames:,} frames, {made.gt_boxes:,} ground-truth boxes, "
                      f"{made.detections:,} detections; ours printed {res.warnings} warning(s)")
-        for row in [res.ours, res.yolo, *res.peers]:
+        for row in [res.ours, res.yolo, res.two, *res.peers]:
             spread = f"median of {len(row.runs)}" if row.runs else ""
             lines.append(f"  {row.name:<38} {_cell(row, res.ours):<34} {spread}")
             if row.agree:
                 lines.append(f"    agree: {row.agree}")
     peers = [p.name for p in peer_list] if any(r.peers for r in results) else []
-    header = ["set", "detections", "ours (DOTA + Task1)", "ours, YOLO-OBB"] + peers
+    header = ["set", "detections", "ours (DOTA + Task1)", "ours, YOLO-OBB", "ours, --jobs 2"] + peers
     lines += ["", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for res in results:
         cells = [res.name, f"{res.made.detections:,}", f"{res.ours.median:.2f} s, {res.ours.peak_mb:.0f} MB",
-                 _cell(res.yolo, res.ours)] + [_cell(row, res.ours) for row in res.peers]
+                 _cell(res.yolo, res.ours), _cell(res.two, res.ours)] + [_cell(row, res.ours) for row in res.peers]
         lines.append("| " + " | ".join(cells) + " |")
     if versions:
         lines.append("peers: " + ", ".join(f"{k} {v}" for k, v in versions.items())

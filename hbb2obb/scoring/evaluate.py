@@ -299,13 +299,18 @@ def _join(chunks: list) -> MatchTable:
     )
 
 
-def _batches(specs):
+def _batches(specs, jobs: int = 1):
     """Runs of consecutive frames, read: at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels each.
 
     A frame larger than the byte budget forms a batch of its own: memory follows the largest
-    frame, never the number of frames. Yields ``(specs, blobs)`` (:func:`read_frame_batches`).
+    frame, never the number of frames. With ``jobs`` workers a run also holds at most a
+    ``2 * jobs``-th of the frames, so that every worker has work: the byte budget alone can
+    leave one run with most of a run's frames and the other workers idle. Yields
+    ``(specs, blobs)`` (:func:`read_frame_batches`).
     """
-    return read_frame_batches(specs, CHUNK_FRAMES, CHUNK_BYTES)
+    specs = tuple(specs)
+    frames = CHUNK_FRAMES if jobs <= 1 else min(CHUNK_FRAMES, max(-(-len(specs) // (2 * jobs)), 1))
+    return read_frame_batches(specs, frames, CHUNK_BYTES)
 
 
 def _in_order(pool, function, items, ahead: int):
@@ -380,7 +385,7 @@ def evaluate_frames(
             "--exclude_edge_cases needs the frame size: give --img_width and --img_height, or --img_source"
         )
     jobs = resolve_jobs(jobs)
-    batches = _batches(plan.frames)
+    batches = _batches(plan.frames, jobs)
     try:
         chunks, health = _run_chunks(batches, jobs, settings, sizes, label_map, detection is not None, progress)
     finally:

@@ -33,6 +33,7 @@ def test_our_side_runs_on_both_layouts_and_reads_every_box(tiny):
         assert metrics["total_gt"] == tiny.gt_boxes and metrics["total_pred"] == tiny.detections
         assert 0 < metrics["map50_95"] < metrics["map50"] <= 1
     assert 0 < dota["dota_map50"] <= 1
+    assert result.two.runs[0].stdout == result.ours.runs[0].stdout  # --jobs 2: the same metric dict
     assert result.warnings == result.ours.runs[0].stderr.count("warning:")
     assert result.ours.peak_mb > 10 and result.ours.median > 0
     assert (tiny.root / "imageset.txt").read_text().split() == [f"P{i:05d}" for i in range(6)]

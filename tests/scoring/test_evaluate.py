@@ -98,6 +98,19 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
     assert one.warnings == two.warnings
 
 
+def test_workers_get_runs_of_even_size(tmp_path):
+    # 20 small frames fit one run by bytes; two workers need runs of at most 20 / 4 frames, or
+    # one worker matches nearly everything while the other waits.
+    from hbb2obb.frames.pairing import plan_frames
+    from hbb2obb.scoring.evaluate import _batches
+
+    gt, pred = random_label_set(tmp_path, 3, n_frames=20)
+    specs = plan_frames(gt, pred, "empty").frames
+    assert [len(run) for run, _ in _batches(specs)] == [20]
+    assert [len(run) for run, _ in _batches(specs, jobs=2)] == [5, 5, 5, 5]
+    assert [len(run) for run, _ in _batches(specs, jobs=8)] == [2] * 10
+
+
 @pytest.mark.parametrize("chunk_frames", [1, 4, 100])  # many chunks, a few, one (the join then copies nothing)
 def test_the_run_table_is_the_same_however_the_frames_are_chunked(tmp_path, monkeypatch, chunk_frames):
     import dataclasses
