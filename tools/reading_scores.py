@@ -69,7 +69,7 @@ def score_set(name: str, images: Path, hbbs: Path, kind: str, params: ImageParam
         total += 1
         if not ok:
             print(f"  wrong: {name} {hbb_path.stem} ({kind}) read {tightness} margin {margin:.3f}, "
-                  f"edges (all, diagonal, along the axes) {np.round(edges, 3).tolist()}")
+                  f"edges (all, diagonal, colour along the axes, slope) {np.round(edges, 3).tolist()}")
     print(f"{name} ({kind}): {good}/{total}")
     return good, total
 

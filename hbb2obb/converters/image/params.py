@@ -67,23 +67,38 @@ class ImageParams:
     extend_to_bands: bool = True
 
     # -- reading the prompts from the pixels (:mod:`~hbb2obb.converters.image.reading`). The
-    # edges (shares of the box, negative inside) of the generated roads (day, thermal, night; 4
-    # frames each) and of prompts made from the samples' ground truth: tight prompts, diagonal
-    # boxes minus boxes along the axes -0.13 to -0.03 (one frame -0.01); corner-cutting ones
-    # -0.03 to +0.08; margins of 0-10% or 2-15% of the object, all boxes -0.17 to -0.07 and those
-    # along the axes -0.14 to -0.04, where tight prompts' were -0.03 at the least.
-    #: A frame has a margin when the edge of all its boxes lies inside this share of the box ...
+    # colour edge (a share of the box, negative inside) of the boxes along the axes, generated
+    # roads (day, thermal, night; 8 frames each of seeds 303, 307, 305, the tuning sets): tight
+    # prompts -0.032 on average (-0.057 to -0.007), corner-cutting -0.019 (-0.034 to +0.021),
+    # margins of 2-6% of the object -0.055 (-0.083 to -0.024), of 6-15% -0.090 (-0.117 to
+    # -0.049); the same on all three looks (the gradient's edge moved out 0.04 under thermal
+    # blur). The slope of the gradient edge from boxes along the axes to diagonal ones: tight
+    # prompts -0.12 to -0.07 but for three frames (-0.02 to +0.01), corner-cutting -0.06 to +0.08.
+    #: A frame has a margin when the colour edge of its boxes along the axes lies inside this
+    #: share of the box ...
+    margin_colour_edge: float = 0.045
+    #: ... unless the gradient edge of its diagonal boxes lies outside this one: boxes with a
+    #: margin leave room at every angle (margins: -0.044 or further inside; Songdo's own
+    #: hand-drawn boxes, a little loose along the axes (colour edge -0.051) but cutting the
+    #: corners of diagonal cars, -0.018).
+    margin_diagonal_edge: float = 0.035
+    #: The colour edge of tight prompts (blur, rounding, bodies a little narrower than their
+    #: boxes), and how far it moves per share of the box left as room: the room is
+    #: ``(-edge - margin_colour_bias) / margin_colour_scale`` (fitted to the tuning sets' averages).
+    margin_colour_bias: float = 0.032
+    margin_colour_scale: float = 0.66
+    #: With too few boxes along the axes for a colour edge (ships of a harbour, all diagonal), a
+    #: frame has a margin when the gradient edge of all its boxes lies inside this share of the
+    #: box (the earlier rule, kept: margins of 0-15% measured -0.17 to -0.07; the tuning sets'
+    #: tight prompts, diagonal boxes, -0.09 to -0.03) ...
     margin_edge: float = 0.05
-    #: ... and that of its boxes along the axes (when it has enough) inside this one.
-    margin_axis_edge: float = 0.035
-    #: The outlines of tight prompts end this share of the box inside the sides (blur, rounding):
-    #: taken from the measured room before it is turned into the margin.
+    #: ... and its room is that edge less this (the outlines of tight prompts end inside).
     margin_bias: float = 0.02
     #: Largest margin read from a frame, as a share of the object's size per side.
     margin_max: float = 0.3
-    #: Without a margin, a frame is tight when the edge of its diagonal boxes lies this much
-    #: further inside than that of its boxes along the axes, or, with too few of those, inside this.
-    tight_gap: float = 0.06
+    #: Without a margin, a frame is tight when that slope is below minus this, or, with only
+    #: diagonal boxes, when their gradient edge lies inside this share of the box.
+    tight_slope: float = 0.05
     tight_edge: float = 0.06
     #: Diagonal boxes: angles within this many degrees of 45; along the axes: beyond this many.
     diagonal_within: float = 22.0

@@ -12,20 +12,33 @@ objects' outlines end:
   rectangle's (the "pixel or two around the warm body" of tight thermal labels);
 - in a corner-cutting box, at the sides at every angle.
 
-Per box, the colour gradient's magnitude is averaged along lines parallel to each side at
-offsets from 20% of the box's size inside to 20% outside (each box's window cropped and smoothed
-on its own: a 4K frame costs no whole-frame pass), scaled by the box's own level deep inside,
-and the box's angle modulo 90 degrees is read from the same gradients
+Per box, the colour gradient's magnitude and the colour's distance from the ground (each side's
+median colour from 12% of the box's size outward) are averaged along lines parallel to each side
+at offsets from 20% of the box's size inside to 20% outside (each box's window cropped and
+smoothed on its own: a 4K frame costs no whole-frame pass), each scaled by the box's own level
+deep inside, and the box's angle modulo 90 degrees is read from the same gradients
 (:func:`~hbb2obb.converters.image.fit.dominant_axis`). Over a group of boxes the median profile
 falls from the objects' level to the ground's; where it crosses half way is where their outlines
-end, the *edge* (:func:`edge_position`, a share of the box's size, negative inside). A frame has
-a margin when the edge of all its boxes and that of its boxes along the axes both lie inside
-(``margin_edge``, ``margin_axis_edge``); otherwise its boxes are tight when the edge of its
-diagonal boxes lies further inside than that of its boxes along the axes by ``tight_gap`` (or,
-without boxes along the axes, inside ``tight_edge``), else corner-cutting; without diagonal
-boxes they are read as corner-cutting (along the axes the two kinds are the same boxes). The numbers, measured
-on generated roads (day, thermal, night) and on prompts made from the real samples' ground
-truth, are in :class:`~hbb2obb.converters.image.params.ImageParams`.
+end, the *edge* (:func:`edge_position`, a share of the box's size, negative inside).
+
+- A margin is read from the *colour* edge of the boxes along the axes: a blurred step's colour
+  crosses half way on the step whatever the blur, where the gradient's half way moves out with
+  it (thermal optics moved it 0.04 of the box). A frame has a margin when that edge lies inside
+  ``margin_colour_edge``, unless the gradient edge of its diagonal boxes lies outside
+  ``margin_diagonal_edge`` (a margin leaves room at every angle; hand-drawn boxes a little loose
+  along the axes but cutting diagonal objects' corners do not); the room is the edge less that
+  of tight prompts, scaled (``margin_colour_bias``, ``margin_colour_scale``). A frame without
+  enough boxes along the axes has a margin when the gradient edge of all its boxes lies inside
+  ``margin_edge``.
+- Otherwise tight and corner-cutting boxes differ by how the gradient edge moves with the
+  box's angle (:func:`edge_slope`, over every box, so that a few diagonal boxes are enough): it
+  moves inward on diagonal boxes in a tight frame (slope below ``-tight_slope``), not in a
+  corner-cutting one. With diagonal boxes only, a frame is tight when their edge lies inside
+  ``tight_edge``; with boxes along the axes only, it is read as corner-cutting (along the axes
+  the two kinds are the same boxes).
+
+The numbers, measured on generated roads (day, thermal, night) and on prompts made from the
+real samples' ground truth, are in :class:`~hbb2obb.converters.image.params.ImageParams`.
 
 The boxes of a frame with a margin are shrunk by it (:func:`shrink_boxes`) and fitted as tight
 boxes. One margin for the frame: measured per box from the same profiles or from the masks, the
@@ -49,38 +62,53 @@ OFFSETS = np.round(np.arange(-0.20, 0.2001, 0.01), 2)
 ALONG = np.linspace(0.0, 1.0, 24)
 
 
-def box_profile(pixels: np.ndarray, x0: int, y0: int, xyxy) -> np.ndarray:
-    """The mean gradient magnitude at every offset of :data:`OFFSETS` from the four sides of one box.
+def side_points(xyxy, offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """Image coordinates of the :data:`ALONG` points of the four sides of one box moved ``offset``
+    of its size outward: left, right, top, bottom, ``len(ALONG)`` points each."""
+    x1, y1, x2, y2 = (float(v) for v in xyxy)
+    w, h = x2 - x1, y2 - y1
+    along_x, along_y = x1 + ALONG * w, y1 + ALONG * h
+    columns = np.array([x1 - offset * w, x2 + offset * w])
+    rows = np.array([y1 - offset * h, y2 + offset * h])
+    xs = np.concatenate([np.repeat(columns, len(ALONG)), np.tile(along_x, 2)])
+    ys = np.concatenate([np.tile(along_y, 2), np.repeat(rows, len(ALONG))])
+    return xs, ys
+
+
+def box_profile(pixels: np.ndarray, x0: int, y0: int, xyxy) -> tuple[np.ndarray, np.ndarray]:
+    """The mean gradient magnitude, and the mean colour distance from the ground, at every offset
+    of :data:`OFFSETS` from the four sides of one box.
 
     ``pixels`` is the smoothed window ``(h, w, channels)`` whose top-left pixel is image pixel
-    ``(x0, y0)``; points outside it count as its border.
+    ``(x0, y0)``; points outside it count as its border. Each side's ground is its median colour
+    from offset 0.12 outward.
 
     Examples
     --------
     >>> image = np.zeros((60, 60, 1), np.float32); image[20:40, 20:40] = 100.0  # a square, a tight box
-    >>> profile = box_profile(image, 0, 0, (20, 20, 40, 40))
-    >>> bool(profile[OFFSETS == 0][0] > profile[OFFSETS == 0.1][0] and profile[OFFSETS == 0.1][0] == 0)
+    >>> gradient, colour = box_profile(image, 0, 0, (20, 20, 40, 40))
+    >>> bool(gradient[OFFSETS == 0][0] > gradient[OFFSETS == 0.1][0] and gradient[OFFSETS == 0.1][0] == 0)
     True
+    >>> round(float(colour[OFFSETS == -0.1][0])), float(colour[OFFSETS == 0.1][0])  # line ends on the sides
+    (96, 0.0)
     """
     gy, gx = np.gradient(pixels, axis=(0, 1))
     magnitude = np.sqrt((gx * gx + gy * gy).sum(axis=2))
     height, width = magnitude.shape
-    x1, y1, x2, y2 = (float(v) for v in xyxy)
-    w, h = x2 - x1, y2 - y1
-    along_x, along_y = x1 + ALONG * w, y1 + ALONG * h
-    profile = np.zeros(len(OFFSETS))
+    gradient = np.zeros(len(OFFSETS))
+    colours = np.zeros((len(OFFSETS), 4, len(ALONG), pixels.shape[2]))
     for k, offset in enumerate(OFFSETS):
-        columns = np.array([x1 - offset * w, x2 + offset * w])
-        rows = np.array([y1 - offset * h, y2 + offset * h])
-        xs = np.concatenate([np.repeat(columns, len(ALONG)), np.tile(along_x, 2)])
-        ys = np.concatenate([np.tile(along_y, 2), np.repeat(rows, len(ALONG))])
+        xs, ys = side_points(xyxy, offset)
         xi = np.clip(np.round(xs).astype(int) - x0, 0, width - 1)
         yi = np.clip(np.round(ys).astype(int) - y0, 0, height - 1)
-        profile[k] = magnitude[yi, xi].mean()
-    return profile
+        gradient[k] = magnitude[yi, xi].mean()
+        colours[k] = pixels[yi, xi].reshape(4, len(ALONG), -1)
+    ground = np.median(colours[OFFSETS >= 0.12], axis=(0, 2))  # per side and channel
+    colour = np.sqrt(((colours - ground[None, :, None, :]) ** 2).sum(axis=3)).mean(axis=(1, 2))
+    return gradient, colour
 
 
-def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.ndarray]:
+def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Profiles of :func:`box_profile` (each scaled by its level deep inside the box) and angles
     (degrees modulo 90, from the gradients inside the box) of at most ``params.reading_boxes``
     boxes, evenly spread over the list; boxes under 4 pixels a side and boxes with no gradient
@@ -89,6 +117,9 @@ def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.nda
     Returns
     -------
     profiles : ndarray, shape (m, len(OFFSETS))
+        Gradient magnitude.
+    colours : ndarray, shape (m, len(OFFSETS))
+        Colour distance from the ground.
     angles : ndarray, shape (m,)
     """
     import cv2  # imported here: the commands that never convert do not pay for loading OpenCV
@@ -99,7 +130,7 @@ def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.nda
     usable = np.flatnonzero((sizes >= 4.0).all(axis=1))
     if len(usable) > params.reading_boxes:
         usable = usable[np.linspace(0, len(usable) - 1, params.reading_boxes).round().astype(int)]
-    profiles, angles = [], []
+    profiles, colours, angles = [], [], []
     reach = OFFSETS.max() + 0.05
     for index in usable:
         x1, y1, x2, y2 = xyxy[index]
@@ -111,7 +142,7 @@ def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.nda
         window = np.asarray(image.crop((left, top, right, bottom)), dtype=np.float32)
         window = window.reshape(window.shape[0], window.shape[1], -1)
         smoothed = cv2.GaussianBlur(window, (0, 0), params.reading_smoothing).reshape(window.shape)
-        profile = box_profile(smoothed, left, top, xyxy[index])
+        profile, colour = box_profile(smoothed, left, top, xyxy[index])
         inner = profile[OFFSETS <= -0.16].mean()
         if not inner > 0:
             continue
@@ -120,8 +151,10 @@ def frame_profiles(image, xyxy, params: ImageParams) -> tuple[np.ndarray, np.nda
         inside = (((ys >= y1) & (ys <= y2))[:, None] & ((xs >= x1) & (xs <= x2))[None, :]).astype(np.float64)
         angle = math.degrees(dominant_axis(gray, inside, tuple(np.gradient(gray))))
         profiles.append(profile / inner)
+        colours.append(colour / max(float(colour[OFFSETS <= -0.16].mean()), 1e-6))
         angles.append(angle % 90.0)
-    return np.array(profiles).reshape(-1, len(OFFSETS)), np.array(angles, dtype=np.float64)
+    shape = (-1, len(OFFSETS))
+    return np.array(profiles).reshape(shape), np.array(colours).reshape(shape), np.array(angles, dtype=np.float64)
 
 
 def edge_position(profile: np.ndarray, level: float = 0.5) -> float:
@@ -159,13 +192,14 @@ class PromptReading:
 
     ``tightness`` is ``"tight"`` or ``"loose"`` (corner-cutting); ``margin`` the share of the
     object's size per side the boxes leave around it (0.0: none), to be shrunk before a tight
-    fit. ``edges`` holds the edge of all boxes, of the diagonal ones and of those along the axes
-    (``nan`` where a group had too few boxes).
+    fit. ``edges`` holds the gradient edge of all boxes and of the diagonal ones, the colour
+    edge of the boxes along the axes, and the slope of the gradient edge against the boxes'
+    diagonality (:func:`edge_slope`); ``nan`` where too few boxes gave one.
     """
 
     tightness: str
     margin: float = 0.0
-    edges: tuple = (math.nan, math.nan, math.nan)
+    edges: tuple = (math.nan, math.nan, math.nan, math.nan)
 
 
 def group_edge(profiles: np.ndarray, members: np.ndarray, least: int, level: float) -> float:
@@ -174,6 +208,47 @@ def group_edge(profiles: np.ndarray, members: np.ndarray, least: int, level: flo
     if int(np.count_nonzero(members)) < least:
         return math.nan
     return edge_position(np.median(profiles[members], axis=0), level)
+
+
+def diagonality(angles) -> np.ndarray:
+    """How far a box's sides stand from the object's rectangle's corners, per angle (degrees):
+    ``(|cos| + |sin| - 1) / (sqrt(2) - 1)``, 0 along the image axes, 1 at 45 degrees.
+
+    Examples
+    --------
+    >>> diagonality([0.0, 45.0, 90.0]).round(3).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    radians = np.radians(np.asarray(angles, dtype=np.float64))
+    return (np.abs(np.cos(radians)) + np.abs(np.sin(radians)) - 1.0) / (math.sqrt(2.0) - 1.0)
+
+
+def edge_slope(profiles: np.ndarray, angles: np.ndarray, least: int, level: float) -> float:
+    """How the gradient edge moves from boxes along the axes to diagonal ones: the edges of the
+    median profiles of the boxes of each band of :func:`diagonality` (below 0.35, to 0.7, above;
+    those with at least ``least`` boxes), and the slope of the line through them (least squares,
+    each weighted by the square root of its count); ``nan`` unless the bands' boxes measured lie
+    0.3 apart or more on average.
+
+    Examples
+    --------
+    >>> near, far = np.where(OFFSETS < 0.0, 1.0, 0.0), np.where(OFFSETS < -0.1, 1.0, 0.0)
+    >>> profiles, angles = np.array([near] * 3 + [far] * 3), np.array([0.0] * 3 + [45.0] * 3)
+    >>> round(edge_slope(profiles, angles, 3, 0.5), 3), edge_slope(profiles[:4], angles[:4], 3, 0.5)
+    (-0.1, nan)
+    """
+    share = diagonality(angles)
+    xs, ys, counts = [], [], []
+    for low, high in ((0.0, 0.35), (0.35, 0.7), (0.7, 1.01)):
+        members = (share >= low) & (share < high)
+        edge = group_edge(profiles, members, least, level)
+        if math.isfinite(edge):
+            xs.append(share[members].mean())
+            ys.append(edge)
+            counts.append(np.count_nonzero(members))
+    if len(xs) < 2 or np.ptp(xs) < 0.3:
+        return math.nan
+    return float(np.polyfit(xs, ys, 1, w=np.sqrt(counts))[0])
 
 
 def read_prompts(image, xyxy, params: ImageParams) -> PromptReading:
@@ -192,10 +267,10 @@ def read_prompts(image, xyxy, params: ImageParams) -> PromptReading:
     ...     ImageDraw.Draw(frame).rectangle([34 + 70 * k, 33, 44 + 70 * k, 46], fill=(40, 40, 50))
     ...     boxes.append([16 + 70 * k, 28, 64 + 70 * k, 52])
     >>> reading = read_prompts(frame, boxes, ImageParams())
-    >>> reading.tightness, round(reading.margin, 2)  # a margin, underestimated on so small a frame
-    ('tight', 0.04)
+    >>> reading.tightness, round(reading.margin, 2)  # a margin, a little underestimated on so small a frame
+    ('tight', 0.08)
     """
-    profiles, angles = frame_profiles(image, xyxy, params)
+    profiles, colours, angles = frame_profiles(image, xyxy, params)
     least = params.reading_min_boxes
     if len(profiles) < least:
         return PromptReading("loose")
@@ -206,19 +281,24 @@ def read_prompts(image, xyxy, params: ImageParams) -> PromptReading:
     level = params.edge_level
     every = group_edge(profiles, np.ones(len(angles), dtype=bool), least, level)
     diagonal = group_edge(profiles, off_diagonal <= params.diagonal_within, least, level)
-    along = group_edge(profiles, off_diagonal >= params.axis_beyond, least, level)
-    edges = (every, diagonal, along)
-    if every < -params.margin_edge and not along >= -params.margin_axis_edge:
-        room = -every - params.margin_bias  # a share of the box; the margin is a share of the object
+    colour = group_edge(colours, off_diagonal >= params.axis_beyond, least, level)
+    slope = edge_slope(profiles, angles, least, level)
+    edges = (every, diagonal, colour, slope)
+    room = math.nan  # the room the boxes leave around their objects, a share of the box
+    if math.isfinite(colour):
+        # a margin leaves room at every angle: diagonal boxes end inside too (hand-drawn boxes
+        # a little loose along the axes, cutting the corners of diagonal objects, do not)
+        if colour < -params.margin_colour_edge and not diagonal > -params.margin_diagonal_edge:
+            room = (-colour - params.margin_colour_bias) / params.margin_colour_scale
+    elif every < -params.margin_edge:  # no boxes along the axes: the gradient edge of all boxes
+        room = -every - params.margin_bias
+    if room > 0:  # the margin is a share of the object
         return PromptReading("tight", float(min(params.margin_max, room / (1.0 - 2.0 * room))), edges)
-    if not math.isfinite(diagonal):  # objects along the axes: a tight and a corner-cutting box
-        # are the same box
-        return PromptReading("loose", 0.0, edges)
-    if math.isfinite(along):
-        tight = diagonal - along < -params.tight_gap
-    else:
-        tight = diagonal < -params.tight_edge
-    return PromptReading("tight" if tight else "loose", 0.0, edges)
+    if math.isfinite(slope):
+        return PromptReading("tight" if slope < -params.tight_slope else "loose", 0.0, edges)
+    if math.isfinite(diagonal):  # diagonal boxes only (ships in a harbour): their edge on its own
+        return PromptReading("tight" if diagonal < -params.tight_edge else "loose", 0.0, edges)
+    return PromptReading("loose", 0.0, edges)  # along the axes a tight and a corner-cutting box are the same box
 
 
 def shrink_boxes(xyxy, margin: float) -> np.ndarray:
