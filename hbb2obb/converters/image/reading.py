@@ -62,17 +62,27 @@ OFFSETS = np.round(np.arange(-0.20, 0.2001, 0.01), 2)
 ALONG = np.linspace(0.0, 1.0, 24)
 
 
-def side_points(xyxy, offset: float) -> tuple[np.ndarray, np.ndarray]:
-    """Image coordinates of the :data:`ALONG` points of the four sides of one box moved ``offset``
-    of its size outward: left, right, top, bottom, ``len(ALONG)`` points each."""
+def side_points(xyxy, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Image coordinates of the :data:`ALONG` points of the four sides of one box moved each of
+    ``offsets`` of its size outward: arrays ``(len(offsets), 4 * len(ALONG))``, the sides left,
+    right, top, bottom.
+
+    Examples
+    --------
+    >>> xs, ys = side_points((10.0, 20.0, 30.0, 60.0), [0.0, 0.5])
+    >>> xs.shape, xs[:, 0].tolist(), ys[:, -1].tolist()
+    ((2, 96), [10.0, 0.0], [60.0, 80.0])
+    """
     x1, y1, x2, y2 = (float(v) for v in xyxy)
     w, h = x2 - x1, y2 - y1
-    along_x, along_y = x1 + ALONG * w, y1 + ALONG * h
-    columns = np.array([x1 - offset * w, x2 + offset * w])
-    rows = np.array([y1 - offset * h, y2 + offset * h])
-    xs = np.concatenate([np.repeat(columns, len(ALONG)), np.tile(along_x, 2)])
-    ys = np.concatenate([np.tile(along_y, 2), np.repeat(rows, len(ALONG))])
-    return xs, ys
+    offsets = np.asarray(offsets, dtype=np.float64)[:, None]
+    n = len(ALONG)
+    along_x = np.broadcast_to(x1 + ALONG * w, (len(offsets), n))
+    along_y = np.broadcast_to(y1 + ALONG * h, (len(offsets), n))
+    left, right = np.repeat(x1 - offsets * w, n, axis=1), np.repeat(x2 + offsets * w, n, axis=1)
+    top, bottom = np.repeat(y1 - offsets * h, n, axis=1), np.repeat(y2 + offsets * h, n, axis=1)
+    return (np.concatenate([left, right, along_x, along_x], axis=1),
+            np.concatenate([along_y, along_y, top, bottom], axis=1))
 
 
 def box_profile(pixels: np.ndarray, x0: int, y0: int, xyxy) -> tuple[np.ndarray, np.ndarray]:
@@ -95,14 +105,11 @@ def box_profile(pixels: np.ndarray, x0: int, y0: int, xyxy) -> tuple[np.ndarray,
     gy, gx = np.gradient(pixels, axis=(0, 1))
     magnitude = np.sqrt((gx * gx + gy * gy).sum(axis=2))
     height, width = magnitude.shape
-    gradient = np.zeros(len(OFFSETS))
-    colours = np.zeros((len(OFFSETS), 4, len(ALONG), pixels.shape[2]))
-    for k, offset in enumerate(OFFSETS):
-        xs, ys = side_points(xyxy, offset)
-        xi = np.clip(np.round(xs).astype(int) - x0, 0, width - 1)
-        yi = np.clip(np.round(ys).astype(int) - y0, 0, height - 1)
-        gradient[k] = magnitude[yi, xi].mean()
-        colours[k] = pixels[yi, xi].reshape(4, len(ALONG), -1)
+    xs, ys = side_points(xyxy, OFFSETS)
+    xi = np.clip(np.round(xs).astype(int) - x0, 0, width - 1)
+    yi = np.clip(np.round(ys).astype(int) - y0, 0, height - 1)
+    gradient = magnitude[yi, xi].mean(axis=1)
+    colours = pixels[yi, xi].reshape(len(OFFSETS), 4, len(ALONG), -1).astype(np.float64)
     ground = np.median(colours[OFFSETS >= 0.12], axis=(0, 2))  # per side and channel
     colour = np.sqrt(((colours - ground[None, :, None, :]) ** 2).sum(axis=3)).mean(axis=(1, 2))
     return gradient, colour
