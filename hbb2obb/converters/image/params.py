@@ -96,9 +96,14 @@ class ImageParams:
     margin_bias: float = 0.02
     #: Largest margin read from a frame, as a share of the object's size per side.
     margin_max: float = 0.3
-    #: Without a margin, a frame is tight when that slope is below minus this, or, with only
-    #: diagonal boxes, when their gradient edge lies inside this share of the box.
-    tight_slope: float = 0.05
+    #: Without a margin, a frame is tight when that slope is below minus this (the generated
+    #: roads' own detector-like boxes, corner-cutting, -0.068 to +0.001; -0.064 the steepest
+    #: without enough diagonal boxes for their own edge) ...
+    tight_slope: float = 0.065
+    #: ... and the gradient edge of its diagonal boxes, when it has enough, lies inside this share
+    #: of the box (tight prompts -0.031 or further inside, those detector-like boxes -0.022 or
+    #: further out); with only diagonal boxes, when their edge lies inside ``tight_edge``.
+    tight_diagonal_edge: float = 0.025
     tight_edge: float = 0.06
     #: Diagonal boxes: angles within this many degrees of 45; along the axes: beyond this many.
     diagonal_within: float = 22.0

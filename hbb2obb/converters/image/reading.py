@@ -32,8 +32,9 @@ end, the *edge* (:func:`edge_position`, a share of the box's size, negative insi
   ``margin_edge``.
 - Otherwise tight and corner-cutting boxes differ by how the gradient edge moves with the
   box's angle (:func:`edge_slope`, over every box, so that a few diagonal boxes are enough): it
-  moves inward on diagonal boxes in a tight frame (slope below ``-tight_slope``), not in a
-  corner-cutting one. With diagonal boxes only, a frame is tight when their edge lies inside
+  moves inward on diagonal boxes in a tight frame (slope below ``-tight_slope``, and the
+  diagonal boxes' edge, when measured, inside ``tight_diagonal_edge``), not in a corner-cutting
+  one. With diagonal boxes only, a frame is tight when their edge lies inside
   ``tight_edge``; with boxes along the axes only, it is read as corner-cutting (along the axes
   the two kinds are the same boxes).
 
@@ -301,8 +302,9 @@ def read_prompts(image, xyxy, params: ImageParams) -> PromptReading:
         room = -every - params.margin_bias
     if room > 0:  # the margin is a share of the object
         return PromptReading("tight", float(min(params.margin_max, room / (1.0 - 2.0 * room))), edges)
-    if math.isfinite(slope):
-        return PromptReading("tight" if slope < -params.tight_slope else "loose", 0.0, edges)
+    if math.isfinite(slope):  # diagonal boxes ending near their sides are corner-cutting at any slope
+        tight = slope < -params.tight_slope and not diagonal > -params.tight_diagonal_edge
+        return PromptReading("tight" if tight else "loose", 0.0, edges)
     if math.isfinite(diagonal):  # diagonal boxes only (ships in a harbour): their edge on its own
         return PromptReading("tight" if diagonal < -params.tight_edge else "loose", 0.0, edges)
     return PromptReading("loose", 0.0, edges)  # along the axes a tight and a corner-cutting box are the same box
