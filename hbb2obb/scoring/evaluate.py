@@ -34,6 +34,9 @@ from hbb2obb.scoring.run_warnings import run_warnings
 
 CHUNK_FRAMES = 4096  # at most this many frames are loaded and matched together (one IoU call)
 CHUNK_BYTES = 4 << 20  # and at most about this much label text (fewer frames when they are dense)
+# Fewer frames are not cut into runs for the workers: starting the workers would cost more than
+# they save (34 frames of 290 boxes: 0.33 s with --jobs 2 against 0.25 s with one process).
+WORKER_RUNS_FROM = 64
 
 
 class Hbb2ObbWarning(UserWarning):
@@ -303,13 +306,15 @@ def _batches(specs, jobs: int = 1):
     """Runs of consecutive frames, read: at most ``CHUNK_FRAMES`` frames and ``CHUNK_BYTES`` of labels each.
 
     A frame larger than the byte budget forms a batch of its own: memory follows the largest
-    frame, never the number of frames. With ``jobs`` workers a run also holds at most a
-    ``2 * jobs``-th of the frames, so that every worker has work: the byte budget alone can
-    leave one run with most of a run's frames and the other workers idle. Yields
-    ``(specs, blobs)`` (:func:`read_frame_batches`).
+    frame, never the number of frames. With ``jobs`` workers and at least
+    :data:`WORKER_RUNS_FROM` frames, a run also holds at most a ``2 * jobs``-th of the frames, so
+    that every worker has work: the byte budget alone can leave one run with most of the frames
+    and the other workers idle. Yields ``(specs, blobs)`` (:func:`read_frame_batches`).
     """
     specs = tuple(specs)
-    frames = CHUNK_FRAMES if jobs <= 1 else min(CHUNK_FRAMES, max(-(-len(specs) // (2 * jobs)), 1))
+    frames = CHUNK_FRAMES
+    if jobs > 1 and len(specs) >= WORKER_RUNS_FROM:
+        frames = min(CHUNK_FRAMES, -(-len(specs) // (2 * jobs)))
     return read_frame_batches(specs, frames, CHUNK_BYTES)
 
 

@@ -98,17 +98,21 @@ def test_jobs_give_identical_results(tmp_path, monkeypatch):
     assert one.warnings == two.warnings
 
 
-def test_workers_get_runs_of_even_size(tmp_path):
+def test_workers_get_runs_of_even_size(tmp_path, monkeypatch):
     # 20 small frames fit one run by bytes; two workers need runs of at most 20 / 4 frames, or
-    # one worker matches nearly everything while the other waits.
+    # one worker matches nearly everything while the other waits. Below WORKER_RUNS_FROM
+    # frames the run stays whole (one process does it).
+    import hbb2obb.scoring.evaluate as core
     from hbb2obb.frames.pairing import plan_frames
-    from hbb2obb.scoring.evaluate import _batches
 
     gt, pred = random_label_set(tmp_path, 3, n_frames=20)
     specs = plan_frames(gt, pred, "empty").frames
-    assert [len(run) for run, _ in _batches(specs)] == [20]
-    assert [len(run) for run, _ in _batches(specs, jobs=2)] == [5, 5, 5, 5]
-    assert [len(run) for run, _ in _batches(specs, jobs=8)] == [2] * 10
+    assert [len(run) for run, _ in core._batches(specs)] == [20]
+    assert [len(run) for run, _ in core._batches(specs, jobs=2)] == [20]  # 20 < WORKER_RUNS_FROM
+    monkeypatch.setattr(core, "WORKER_RUNS_FROM", 20)
+    assert [len(run) for run, _ in core._batches(specs, jobs=2)] == [5, 5, 5, 5]
+    assert [len(run) for run, _ in core._batches(specs, jobs=8)] == [2] * 10
+    assert [len(run) for run, _ in core._batches(specs, jobs=1)] == [20]
 
 
 @pytest.mark.parametrize("chunk_frames", [1, 4, 100])  # many chunks, a few, one (the join then copies nothing)
