@@ -46,6 +46,7 @@ REASON_NO_RECTANGLE = "no rectangle fits mask and HBB"
 REASON_LESS_SUPPORTED = "fitted box less supported by the image than the HBB"
 REASON_CLASS_LESS_SUPPORTED = "this class's fitted boxes follow the image's edges less than their HBBs"
 REASON_OVERSHOOTS = "fitted box would stick out of its corner-cutting HBB"
+REASON_SLIVER = "fitted box is a sliver across its thin tight HBB"
 
 
 @dataclass

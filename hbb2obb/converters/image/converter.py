@@ -75,6 +75,7 @@ from hbb2obb.converters.image.box import (
     REASON_CLASS_LESS_SUPPORTED,
     REASON_LESS_SUPPORTED,
     REASON_OVERSHOOTS,
+    REASON_SLIVER,
     BoxResult,
     fit_box,
     hbb_corners,
@@ -90,6 +91,7 @@ from hbb2obb.converters.image.scene import (
     classes_less_supported,
     estimate_tightness,
     hbb_overshoot,
+    is_sliver,
     neighbour_axes,
     pooled_breadths,
     row_axes,
@@ -182,7 +184,8 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); ``check`` turns on the
         self-checks (per box: a fitted box less supported by the image than its HBB falls back,
         and so does a loose box whose rounded rectangle would reach out of its HBB by more than
-        ``max_overshoot``; per class: a class whose fitted boxes follow the edges less than their
+        ``max_overshoot`` and a tight box fitted as a sliver across a thin HBB
+        (:func:`~hbb2obb.converters.image.scene.is_sliver`); per class: a class whose fitted boxes follow the edges less than their
         HBBs keeps its HBBs, over at least ``min_class_boxes`` boxes).
     class_ids : array_like of int, shape (n,), optional
         The boxes' classes, for the class-level self-check (``None``: one class).
@@ -259,6 +262,10 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
                         if results[index].from_mask:  # the mask spilling across the gaps is what
                             # was corrected: it no longer judges the box (see narrowed_confidence)
                             results[index].confidence = params.narrowed_confidence
+    if tight and params.check:
+        for index, result in enumerate(results):
+            if is_sliver(result.corners, xyxy[index], params):
+                results[index] = result.fallen_back(REASON_SLIVER)
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))

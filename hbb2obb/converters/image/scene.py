@@ -142,6 +142,33 @@ def hbb_overshoot(corners, xyxy, params: ImageParams) -> float:
     return max((width - (x2 - x1)) / max(x2 - x1, 1e-9), (height - (y2 - y1)) / max(y2 - y1, 1e-9))
 
 
+def is_sliver(corners, xyxy, params: ImageParams) -> bool:
+    """Whether a tight fit is a sliver across its thin HBB ``x1 y1 x2 y2``: the HBB at least
+    ``sliver_aspect`` times as long as broad, the fit's breadth under ``sliver_breadth`` of the
+    HBB's short side. ``False`` for a fallback.
+
+    A rectangle inscribed in a tight HBB gets thinner as it turns from the HBB's long side toward
+    its diagonal, down to nothing on the diagonal; in a thin HBB the object lies near the long
+    side, so a sliver says the fit followed something else.
+
+    Examples
+    --------
+    >>> box = [0.0, 0.0, 20.0, 9.0]
+    >>> is_sliver(np.array([[0, 0], [20, 0], [20, 9], [0, 9]], float), box, ImageParams())
+    False
+    >>> is_sliver(np.array([[0, 1], [1, 0], [20, 8], [19, 9]], float), box, ImageParams())  # along the diagonal
+    True
+    """
+    if corners is None:
+        return False
+    x1, y1, x2, y2 = (float(v) for v in xyxy)
+    short, long = sorted((x2 - x1, y2 - y1))
+    if not short > 0 or long < params.sliver_aspect * short:
+        return False
+    _, other = long_edge(np.asarray(corners, dtype=np.float64))
+    return math.hypot(*other) < params.sliver_breadth * short
+
+
 def classes_less_supported(results, class_ids, params: ImageParams) -> np.ndarray:
     """Boolean per box: its class's fitted boxes follow the image's edges less than their HBBs.
 

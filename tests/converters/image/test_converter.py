@@ -479,3 +479,26 @@ def test_moored_ships_without_a_mask_take_their_neighbours_orientation(dota_samp
         scores.append(iou(result.corners[k], own))
     assert len(ships) == 229 and np.mean(scores) >= 0.87
     assert sum(result.reasons[k] == "no usable mask" for k in ships) <= 1
+
+
+def test_a_tight_fit_that_collapses_to_a_sliver_keeps_its_hbb():
+    # thin tight HBBs holding nothing but a bright streak along their diagonal (an unlit
+    # motorcycle at night shows its lamp): the tight fit follows the streak and, inscribed in the
+    # HBB at that angle, is 47 x 0.5 pixels; the check sends it back to the HBB
+    from hbb2obb.converters.image.box import REASON_SLIVER
+    from hbb2obb.converters.image.fit import long_edge
+
+    image = Image.new("RGB", (200, 120), (30, 30, 35))
+    draw = ImageDraw.Draw(image)
+    boxes = []
+    for k in range(3):
+        x0 = 20 + 60 * k
+        draw.line([(x0, 40), (x0 + 44, 60)], fill=(230, 230, 200), width=3)
+        boxes.append([x0, 40, x0 + 44, 60])
+    tight = replace(ImageParams(), tightness="tight")
+    unchecked = convert_boxes(image, boxes, replace(tight, sliver_breadth=0.0))
+    assert not unchecked.fallback.any()
+    assert all(math.hypot(*long_edge(c)[1]) < 0.3 * 20 for c in unchecked.corners)
+    checked = convert_boxes(image, boxes, tight)
+    assert checked.fallback.all() and checked.reasons == [REASON_SLIVER] * 3
+    assert np.allclose(checked.corners, [[[x1, y1], [x2, y1], [x2, y2], [x1, y2]] for x1, y1, x2, y2 in boxes])
