@@ -185,8 +185,9 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         self-checks (per box: a fitted box less supported by the image than its HBB falls back,
         and so does a loose box whose rounded rectangle would reach out of its HBB by more than
         ``max_overshoot`` and a tight box fitted as a sliver across a thin HBB
-        (:func:`~hbb2obb.converters.image.scene.is_sliver`); per class: a class whose fitted boxes follow the edges less than their
-        HBBs keeps its HBBs, over at least ``min_class_boxes`` boxes).
+        (:func:`~hbb2obb.converters.image.scene.is_sliver`); per class: a class whose fitted
+        boxes follow the edges less than their HBBs keeps its HBBs, over at least
+        ``min_class_boxes`` boxes).
     class_ids : array_like of int, shape (n,), optional
         The boxes' classes, for the class-level self-check (``None``: one class).
     keep_masks : bool
