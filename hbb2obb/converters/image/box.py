@@ -336,10 +336,13 @@ def fit_box(segmentation: Segmentation, params: ImageParams, *, prefer_axis: Opt
     """The box's OBB from its segmentation, or a fallback with its reason.
 
     With two candidates (a near-square HBB whose edges did not pick a diagonal), the one whose
-    axis is nearer ``prefer_axis`` (the neighbours' orientation) wins when given, else the one
-    whose rectangle holds more colour evidence. The self-check (``params.check``) then compares the
-    colour contrast of the fitted box with that of the HBB itself and keeps the HBB when the
-    fit is not better supported: a converter must never do worse than doing nothing.
+    axis is nearer ``prefer_axis`` (the neighbours' orientation, from their masks' axes) wins
+    when given, else the one whose rectangle holds more colour evidence; in a loose HBB the
+    evidence wins over the neighbours when one rectangle holds ``evidence_decides`` times the
+    other's.
+    The self-check (``params.check``) then compares the colour contrast of the fitted box with
+    that of the HBB itself and keeps the HBB when the fit is not better supported: a converter
+    must never do worse than doing nothing.
 
     The confidence of a fitted box is how well its rectangle agrees with the mask it was fitted
     to (:func:`~hbb2obb.converters.image.fit.mask_agreement`): the share of the mask it holds
@@ -361,13 +364,16 @@ def fit_box(segmentation: Segmentation, params: ImageParams, *, prefer_axis: Opt
     if not fitted:
         return BoxResult(None, segmentation.window, reason=REASON_NO_RECTANGLE)
     window = segmentation.window
-    if len(fitted) > 1 and prefer_axis is not None:
-        best = min(fitted, key=lambda item: abs(wrap_half(long_axis(item[1]) - prefer_axis)))
-    elif len(fitted) > 1:  # the diagonal whose rectangle holds more evidence
+    best = fitted[0]
+    if len(fitted) > 1:  # the diagonal whose rectangle holds more evidence, unless it is a near tie
         shared = np.clip(sum(item[0].evidence for item in fitted), -6.0, 6.0) / len(fitted)
-        best = max(fitted, key=lambda item: float(shared[inside_rectangle(window, item[1])].sum()))
-    else:
-        best = fitted[0]
+        held = [float(shared[inside_rectangle(window, rect)].sum()) for _, rect in fitted]
+        order = np.argsort(held)[::-1]
+        first, second = held[order[0]], held[order[1]]
+        best = fitted[order[0]]
+        clear = first > 0 and (second <= 0 or first >= params.evidence_decides * second)
+        if prefer_axis is not None and (params.tight or not clear):  # the neighbours' axis decides
+            best = min(fitted, key=lambda item: abs(wrap_half(item[0].theta - prefer_axis)))
     candidate, rect = best
     return judged_box(segmentation, candidate, rect, params, keep_masks=keep_masks)
 
@@ -401,9 +407,18 @@ def refit_at_breadth(segmentation: Segmentation, result: BoxResult, breadth: flo
     """A loose box's fit (``result``, fitted to its own mask) again with its breadth held at
     ``breadth`` (:func:`~hbb2obb.converters.image.fit.fit_rectangle_at_breadth`), judged as
     :func:`fit_box` judges a fit; ``None`` (keep ``result``) when no proper rectangle fits or
-    the self-check would send the refit back to its HBB. ``params`` are a loose frame's."""
+    the self-check would send the refit back to its HBB. ``params`` are a loose frame's.
+
+    The breadth is held across the fit's long side: in a near-square HBB the rectangle fitted
+    at the mask's axis can come out longer across that axis than along it, and holding the
+    breadth across the mask's axis would then turn the box to the other diagonal."""
     candidate = result.candidate
-    rect = fit_rectangle_at_breadth(candidate.outline, candidate.theta, segmentation.centre, segmentation.scaled,
+    theta = candidate.theta
+    along, across = np.array([math.cos(theta), math.sin(theta)]), np.array([-math.sin(theta), math.cos(theta)])
+    corners = np.asarray(result.corners, dtype=np.float64)
+    if np.ptp(corners @ across) > np.ptp(corners @ along):
+        theta += math.pi / 2
+    rect = fit_rectangle_at_breadth(candidate.outline, theta, segmentation.centre, segmentation.scaled,
                                     params.corner_radius, params.outline_inset / segmentation.window.sx, breadth,
                                     params.loose_hbb_weight)
     if rect is None:

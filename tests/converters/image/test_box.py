@@ -181,6 +181,57 @@ def test_a_refit_at_a_given_breadth_is_judged_like_a_fit(angle):
     assert refit_at_breadth(segmentation, fitted, 3.0, replace(sharp, check=False)).corners is not None
 
 
+@pytest.mark.parametrize("angle", [30, 45, 60])
+def test_a_refit_holds_the_breadth_across_the_fits_long_side(angle):
+    # a near-square HBB can give a rectangle longer across its mask's axis than along it; the
+    # refit must keep that rectangle's long side, not turn the box to the other diagonal by
+    # holding the breadth across the mask's axis (the fit's candidate turned by 90 degrees here)
+    from hbb2obb.converters.image.fit import long_axis, wrap_half
+
+    image = Image.new("RGB", (160, 160), (60, 60, 65))
+    truth = rectangle((80, 80), 50.0, 30.0, angle)
+    ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
+    hbb = (*truth.min(axis=0), *truth.max(axis=0))
+    sharp = replace(LOOSE, corner_radius=0.0)
+    segmentation = segment_box(image, hbb, sharp)
+    fitted = fit_box(segmentation, sharp)
+    assert iou(fitted.corners, truth) > 0.85
+    own = fitted.candidate
+    across = replace(fitted, candidate=Candidate(own.axis + math.pi / 2, own.theta + math.pi / 2, own.mask,
+                                                 own.outline, own.evidence))
+    for result in (fitted, across):
+        refitted = refit_at_breadth(segmentation, result, 30.0, sharp)
+        assert refitted is not None and iou(refitted.corners, truth) > 0.85
+        assert abs(math.degrees(wrap_half(long_axis(refitted.corners) - long_axis(fitted.corners)))) < 5
+
+
+def test_in_a_loose_box_clear_evidence_wins_over_the_neighbours():
+    # a near-square HBB with two diagonal candidates: the car's own (45 degrees) and the other
+    # diagonal's (its mirror image's mask), both judged on the car's colour evidence; the
+    # neighbours point at the other diagonal. Loose: the evidence is clear and decides. Tight,
+    # or with the ratio out of reach: the neighbours decide, and the self-check sends that
+    # wrong diagonal back to its HBB.
+    def scene(angle):
+        image = Image.new("RGB", (160, 160), (60, 60, 65))
+        truth = rectangle((80, 80), 52.0, 30.0, angle)
+        ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
+        return image, truth
+
+    (image, truth), (mirror, _) = scene(45), scene(135)
+    hbb = (*truth.min(axis=0), *truth.max(axis=0))
+    results = {}
+    for kind, ratio in (("loose", 1.5), ("loose", math.inf), ("tight", 1.5)):
+        params = replace(PARAMS, tightness=kind, corner_radius=0.0, evidence_decides=ratio)
+        segmentation = segment_box(image, hbb, params)
+        own, theirs = segmentation.candidates[0], segment_box(mirror, hbb, params).candidates[0]
+        other = Candidate(theirs.axis, theirs.theta, theirs.mask, theirs.outline, own.evidence)
+        segmentation.candidates = [own, other]
+        results[kind, ratio] = fit_box(segmentation, params, prefer_axis=other.theta)
+    assert iou(results["loose", 1.5].corners, truth) > 0.9
+    for key in (("loose", math.inf), ("tight", 1.5)):
+        assert results[key].corners is None or iou(results[key].corners, truth) < 0.6, key
+
+
 def car_with_mirrors(angle):
     """A bright rounded car body 60 x 26 px with side mirrors 3 px out near its front, on a grey
     road; the truth, and a loose HBB hugging the body."""
