@@ -159,18 +159,23 @@ def test_a_fit_less_supported_than_its_hbb_keeps_the_hbb():
     assert checked.support < checked.hbb_support and checked.edges < checked.hbb_edges
 
 
+def bright_car(length, breadth, angle):
+    """A bright car on a dark road in a loose HBB: its truth, the sharp-cornered loose settings,
+    its segmentation and its fit."""
+    image = Image.new("RGB", (160, 160), (60, 60, 65))
+    truth = rectangle((80, 80), length, breadth, angle)
+    ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
+    sharp = replace(LOOSE, corner_radius=0.0)
+    segmentation = segment_box(image, (*truth.min(axis=0), *truth.max(axis=0)), sharp)
+    return truth, sharp, segmentation, fit_box(segmentation, sharp)
+
+
 @pytest.mark.parametrize("angle", [0, 30, 45])
 def test_a_refit_at_a_given_breadth_is_judged_like_a_fit(angle):
     # a bright car on a dark road, loose HBB: refitted at its true breadth it stays a checked,
     # mask-fitted box of that breadth; refitted as a sliver inside the body it would lose to the
     # HBB, so nothing replaces the fit (None)
-    image = Image.new("RGB", (160, 160), (60, 60, 65))
-    truth = rectangle((80, 80), 60.0, 26.0, angle)
-    ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
-    hbb = (*truth.min(axis=0), *truth.max(axis=0))
-    sharp = replace(LOOSE, corner_radius=0.0)
-    segmentation = segment_box(image, hbb, sharp)
-    fitted = fit_box(segmentation, sharp)
+    truth, sharp, segmentation, fitted = bright_car(60.0, 26.0, angle)
     assert fitted.from_mask and fitted.candidate is segmentation.candidates[0]
     refitted = refit_at_breadth(segmentation, fitted, 26.0, sharp)
     breadth = min(np.hypot(*(refitted.corners[1] - refitted.corners[0])),
@@ -188,13 +193,7 @@ def test_a_refit_holds_the_breadth_across_the_fits_long_side(angle):
     # holding the breadth across the mask's axis (the fit's candidate turned by 90 degrees here)
     from hbb2obb.converters.image.fit import long_axis, wrap_half
 
-    image = Image.new("RGB", (160, 160), (60, 60, 65))
-    truth = rectangle((80, 80), 50.0, 30.0, angle)
-    ImageDraw.Draw(image).polygon([tuple(p) for p in truth], fill=(225, 225, 230))
-    hbb = (*truth.min(axis=0), *truth.max(axis=0))
-    sharp = replace(LOOSE, corner_radius=0.0)
-    segmentation = segment_box(image, hbb, sharp)
-    fitted = fit_box(segmentation, sharp)
+    truth, sharp, segmentation, fitted = bright_car(50.0, 30.0, angle)
     assert iou(fitted.corners, truth) > 0.85
     own = fitted.candidate
     across = replace(fitted, candidate=Candidate(own.axis + math.pi / 2, own.theta + math.pi / 2, own.mask,
