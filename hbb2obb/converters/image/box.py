@@ -414,9 +414,7 @@ def refit_at_breadth(segmentation: Segmentation, result: BoxResult, breadth: flo
     breadth across the mask's axis would then turn the box to the other diagonal."""
     candidate = result.candidate
     theta = candidate.theta
-    along, across = np.array([math.cos(theta), math.sin(theta)]), np.array([-math.sin(theta), math.cos(theta)])
-    corners = np.asarray(result.corners, dtype=np.float64)
-    if np.ptp(corners @ across) > np.ptp(corners @ along):
+    if abs(wrap_half(long_axis(result.corners) - theta)) > math.pi / 4:  # longer across the mask's axis
         theta += math.pi / 2
     rect = fit_rectangle_at_breadth(candidate.outline, theta, segmentation.centre, segmentation.scaled,
                                     params.corner_radius, params.outline_inset / segmentation.window.sx, breadth,
