@@ -10,9 +10,10 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "hbb2obb"
-# Beside the stages, the two things every stage shares: the Boxes type, and the exceptions that map
-# to exit statuses; and for type checkers, the PEP 561 marker and the stub of the lazy root's names.
-ROOT_FILES = {"__init__.py", "boxes.py", "errors.py", "py.typed", "__init__.pyi"}
+# Beside the stages, the things the stages share: the Boxes type, the exceptions that map to exit
+# statuses, and the worker processes of every --jobs (they die with the command); and for type
+# checkers, the PEP 561 marker and the stub of the lazy root's names.
+ROOT_FILES = {"__init__.py", "boxes.py", "errors.py", "processes.py", "py.typed", "__init__.pyi"}
 STAGES = {
     "io",
     "geometry",

@@ -11,7 +11,6 @@ commas. Literal braces are written ``{{`` and ``}}``.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shlex
 import shutil
@@ -24,6 +23,7 @@ from typing import Callable, Optional
 
 from hbb2obb.converters.base import ConversionReport, Converter, register
 from hbb2obb.errors import UsageError
+from hbb2obb.processes import DIE_WITH_PARENT
 
 #: Placeholders the sweep fills itself; every other placeholder is a converter parameter.
 PATH_PLACEHOLDERS = ("img_source", "hbb_dir", "out_dir")
@@ -154,7 +154,7 @@ class CommandConverter(Converter):
         # A session of its own, so a timeout stops the whole process group (a wrapper script and
         # whatever it started), not only the direct child.
         process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, preexec_fn=_DIE_WITH_PARENT)
+                                   start_new_session=True, preexec_fn=DIE_WITH_PARENT)
         try:
             _, stderr = process.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -179,27 +179,6 @@ class CommandConverter(Converter):
             return ConversionReport(files=files, seconds=seconds, ok=False,
                                     error=status + (f"\n{tail}" if tail else ""))
         return ConversionReport(files=files, seconds=seconds, details={"command": shlex.join(args)})
-
-
-def _die_with_parent_hook():
-    """A ``preexec_fn`` that has the kernel kill the child when the sweep dies (Linux's
-    ``PR_SET_PDEATHSIG``): its own session shields it from a ``kill -9`` of the sweep's process
-    group, and an orphan would go on writing into a scratch folder that is being cleaned.
-    ``None`` where the call does not exist. The C function is looked up here, before any fork,
-    so the child only calls it."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-
-    def hook():
-        prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-    return hook
-
-
-_DIE_WITH_PARENT = _die_with_parent_hook()
 
 
 def _kill_group(process: subprocess.Popen) -> None:

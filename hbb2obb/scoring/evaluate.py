@@ -442,9 +442,9 @@ def _run_chunks(batches, jobs: int, settings: EvalSettings, sizes: ImageSizes, l
     work = ((batch, settings, sizes, label_map, with_pairs, blobs)
             for batch, blobs in itertools.chain(first, batches))
     if jobs > 1 and len(first) > 1:
-        from concurrent.futures import ProcessPoolExecutor  # only with workers: costs start-up
+        from hbb2obb.processes import worker_pool  # only with workers: costs start-up
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with worker_pool(jobs) as pool:
             for columns, chunk_health in _in_order(pool, _chunk_job, work, 2 * jobs):
                 chunks.append(columns)
                 health.add(chunk_health)

@@ -7,9 +7,10 @@ The sweep (:func:`hbb2obb.sweeps.runner.run_sweeps`) takes any of them, in any o
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from typing import Callable, Iterator
 
+from hbb2obb.processes import worker_pool
 from hbb2obb.scoring.evaluate import resolve_jobs
 
 Executor = Callable[[Callable, list], Iterator[tuple]]
@@ -33,7 +34,7 @@ class ProcessExecutor:
     def __call__(self, function: Callable, calls: list) -> Iterator[tuple]:
         if not calls:
             return
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
+        with worker_pool(min(self.jobs, len(calls))) as pool:
             futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
             try:
                 for future in as_completed(futures):

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -25,6 +24,7 @@ from hbb2obb.errors import InputError
 from hbb2obb.io.atomic import atomic_path, write_text_atomic
 from hbb2obb.io.images import orientation
 from hbb2obb.plotting.pixels import image_size_of, open_rgb, shrunk_size
+from hbb2obb.processes import worker_pool
 
 MANIFEST = "manifest.json"
 JPEG_QUALITY = 85
@@ -146,7 +146,7 @@ def write_pictures(out_dir: Path, frames: dict, max_side: int, *, full: bool = T
         work.append((name, key, (str(source), str(small_dir / f"{stem}.jpg"),
                                  str(full_dir / stem) if full else None, max_side)))
     if jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with worker_pool(jobs) as pool:
             done = pool.map(_job, [args for _, _, args in work], chunksize=4)
             _collect(work, done, out_dir, manifest, pictures, problems, progress)
     else:
