@@ -25,12 +25,20 @@ from hbb2obb.cli.options import (
     run_options,
     spatial_threshold_option,
 )
-from hbb2obb.cli.pictures import WORST_SHEETS, emit_overlays, emit_worst_sheets, overlay_frames, overlay_options
+from hbb2obb.cli.pictures import (
+    WORST_SHEETS,
+    emit_overlays,
+    emit_worst_sheets,
+    overlay_frames,
+    overlay_options,
+    overlay_targets,
+)
 from hbb2obb.cli.reading import coco_angle_option
 from hbb2obb.detection.errors import TideParams
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.written import OutputGuard
 from hbb2obb.report.pairs import check_pairs_path
 
 PROGRAM = "hbb2obb-analyze"
@@ -84,7 +92,8 @@ def _bar(no_bar: bool, what: str, total: int):
 @click.option("-o", "--out_dir", type=click.Path(path_type=Path),
               help="Also write analysis.md, analysis.yaml and analysis.png into this folder.")
 @click.option("--overwrite", is_flag=True,
-              help="Replace files in -o/--out_dir that this command did not write (refused otherwise).")
+              help="Replace files in -o/--out_dir, --pairs, --junit and --overlay that hbb2obb did not write "
+                   "(refused otherwise).")
 @click.option("--worst", type=int, default=0, show_default=True, metavar="N",
               help="List the N matched pairs of lowest IoU, the N of largest angle error, and every unmatched GT box; "
                    "with -o also draw them: worst_iou.png, worst_angle.png (frames from -i, else GT_DIR/../images "
@@ -132,17 +141,14 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
-    guard = None
-    if out_dir is not None:  # a file this command did not write is refused before anything is read
-        from hbb2obb.io.written import OutputGuard
-
-        guard = OutputGuard()
-        if not overwrite:
-            targets = OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())
-            guard.refuse_foreign([out_dir / name for name in targets])
+    guard = OutputGuard()
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("baseline", baseline_dir), ("label map", map_path),
                                                   ("HBB prompts", hbb_dir)])
+    if not overwrite:  # a file this command did not write is refused before anything is read
+        targets = [] if out_dir is None else \
+            [out_dir / name for name in OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())]
+        guard.refuse_foreign(targets + [path for path in (pairs_path, junit) if path is not None])
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
@@ -165,46 +171,49 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise
     evaluation, data = analysis.evaluation, analysis.data
     result = evaluation.result
-    warnings = list(analysis.warnings)
-    if pairs_path is not None:
-        write_pair_file(pairs_path, evaluation)  # its warnings (difficult flags) are the analysis's
-    names = None if baseline_dir is None else (str(pred_dir), str(baseline_dir))
-    outcomes, metrics = [], None
-    if gates or junit is not None or summary is not None:  # the metric dict, for the gates and the reports
-        metrics = evaluation.metrics
-    if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
-        from hbb2obb.analysis.detection_errors import with_error_keys
-        from hbb2obb.gates.require import gate_outcomes
+    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+        guard.refuse_foreign(overlay_targets(result.table, overlay))
+    with guard:  # what was written is recorded, even when a gate fails or a write breaks
+        warnings = list(analysis.warnings)
+        if pairs_path is not None:
+            write_pair_file(pairs_path, evaluation)  # its warnings (difficult flags) are the analysis's
+            guard.wrote(pairs_path)
+        names = None if baseline_dir is None else (str(pred_dir), str(baseline_dir))
+        outcomes, metrics = [], None
+        if gates or junit is not None or summary is not None:  # the metric dict, for the gates and the reports
+            metrics = evaluation.metrics
+        if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
+            from hbb2obb.analysis.detection_errors import with_error_keys
+            from hbb2obb.gates.require import gate_outcomes
 
-        outcomes = gate_outcomes(gates, with_error_keys(metrics, data.get("detection_errors")))
-    warn(PROGRAM, warnings)
-    click.echo(render_analysis(data, names), nl=False)
-    if out_dir is not None:
-        reference = reference_keys(result.table, analysis.properties, analysis.identity, label_map,
-                                   boundary_classes)
-        _write_outputs(out_dir, data, names, reference, guard)
-        # as the reference tool says it, and the figure it does not draw
-        extra = f" (and {ERRORS_FIGURE})" if data.get("detection_errors") else ""
-        click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}{extra}")
-    emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, analysis.hbb, label_map,
-                      wrote=None if guard is None else guard.wrote)
-    if guard is not None:
-        guard.save()
-    emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
-                          metrics)
-    for gate, passed, value in outcomes:
-        click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})")
-    if not all(passed for _, passed, _ in outcomes):
-        raise SystemExit(1)
+            outcomes = gate_outcomes(gates, with_error_keys(metrics, data.get("detection_errors")))
+        warn(PROGRAM, warnings)
+        click.echo(render_analysis(data, names), nl=False)
+        if out_dir is not None:
+            reference = reference_keys(result.table, analysis.properties, analysis.identity, label_map,
+                                       boundary_classes)
+            _write_outputs(out_dir, data, names, reference, guard)
+            # as the reference tool says it, and the figure it does not draw
+            extra = f" (and {ERRORS_FIGURE})" if data.get("detection_errors") else ""
+            click.echo(f"\nWrote {', '.join(OUTPUTS[:2])} and {OUTPUTS[2]} to {out_dir}{extra}")
+        emit_worst_sheets(PROGRAM, result, worst, img_source, out_dir, analysis.hbb, label_map,
+                          wrote=guard.wrote)
+        emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar, wrote=guard.wrote)
+        emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
+                              metrics, wrote=guard.wrote)
+        for gate, passed, value in outcomes:
+            click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})")
+        if not all(passed for _, passed, _ in outcomes):
+            raise SystemExit(1)
 
 
 def emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
-                          metrics):
+                          metrics, wrote=None):
     """``--junit`` (one test case per ``--require`` gate) and ``--summary``, from the run's metric dict."""
     if junit is None and summary is None:
         return
     pictures = [] if out_dir is None else [out_dir / name for name in (OUTPUTS[2], ERRORS_FIGURE)] + (
         [out_dir / name for name in WORST_SHEETS] if worst else [])
     emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
-                    label_map=label_map, started=started, warnings=warnings, pictures=pictures, outcomes=outcomes)
+                    label_map=label_map, started=started, warnings=warnings, pictures=pictures, outcomes=outcomes,
+                    wrote=wrote)

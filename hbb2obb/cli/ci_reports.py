@@ -56,8 +56,12 @@ def run_title(pred_dir: Path, gt_dir: Path) -> str:
 
 def emit_ci_reports(program: str, junit: Optional[Path], summary: Optional[Path], *, title: str, metrics: dict,
                     label_map: Optional[dict], started: float, outcomes=(), comparison=None, warnings=(),
-                    pictures=()) -> None:
-    """Write the reports asked for: ``outcomes`` of the ``--require`` gates, ``comparison`` of ``--expect``."""
+                    pictures=(), wrote=None) -> None:
+    """Write the reports asked for: ``outcomes`` of the ``--require`` gates, ``comparison`` of ``--expect``.
+
+    ``wrote`` is called with the JUnit file once written (the caller's record of its outputs); the
+    summary is appended to, never replaced, so it is not recorded.
+    """
     if junit is None and summary is None:
         return
     from hbb2obb.gates.junit import JUnitReport, expect_cases, require_cases
@@ -72,6 +76,8 @@ def emit_ci_reports(program: str, junit: Optional[Path], summary: Optional[Path]
                       for key in ("frames_scored", "total_gt", "total_pred", "total_matches", "avg_iou",
                                   "skipped_pred_lines", "missing_pred_files") if key in metrics}
         write_junit(junit, JUnitReport(program, cases, properties, time.perf_counter() - started))
+        if wrote is not None:
+            wrote(junit)
     if summary is not None:
         from hbb2obb.gates.summary import append_summary, render_summary
 

@@ -18,11 +18,12 @@ from hbb2obb.cli.options import (
     run_options,
     spatial_threshold_option,
 )
-from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options
+from hbb2obb.cli.pictures import emit_overlays, overlay_frames, overlay_options, overlay_targets
 from hbb2obb.cli.reading import coco_angle_option
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes, load_label_map
+from hbb2obb.io.written import OutputGuard
 from hbb2obb.report.serialize import metrics_json_bytes, write_metrics
 
 # Gates (--require), the golden check (--expect), --pairs and the text report are imported where
@@ -84,7 +85,8 @@ def write_pair_file(path, evaluation: Evaluation) -> list:
 @click.option("--expect_ignore_extra", is_flag=True, help="Fields the golden file lacks do not count.")
 @click.option("-d", "--debug", is_flag=True, help="List unmatched boxes per frame.")
 @click.option("--overwrite", is_flag=True,
-              help="Let -o, --pairs and --plots replace a file of the run's own inputs (refused otherwise).")
+              help="Let -o, --pairs, --plots, --junit and --overlay replace files hbb2obb did not write, "
+                   "the run's own inputs included (refused otherwise).")
 @detection_options
 @coco_angle_option
 @overlay_options
@@ -138,10 +140,13 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.report.pairs import check_pairs_path
 
         check_pairs_path(pairs_path)
+    guard = OutputGuard()
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("--expect golden file", expect), ("label map", map_path)])
+    if not overwrite:  # then any other file hbb2obb did not write: refused before anything is read
+        guard.refuse_foreign(planned_outputs(output, pairs_path, plots, junit))
     evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
                                  formats=(gt_format, pred_format), detection=detection,
                                  read_options={"split": split, "coco_angle": coco_angle})
@@ -150,50 +155,56 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if nothing is not None:
         warn(PROGRAM, result.warnings)
         raise InputError(nothing)
-    warnings = list(result.warnings)
-    if pairs_path is not None:
-        warnings += write_pair_file(pairs_path, evaluation)
-    warn(PROGRAM, warnings)
-    metrics = evaluation.metrics
-    # Gates are checked before anything is printed or written: a key the metric dict lacks (a
-    # typo) is a usage error, and must not leave a report behind that reads like a run.
-    outcomes = []
-    if gates:
-        from hbb2obb.gates.require import gate_outcomes
+    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+        guard.refuse_foreign(overlay_targets(result.table, overlay))
+    with guard:  # what was written is recorded, even when a gate fails or a write breaks
+        warnings = list(result.warnings)
+        if pairs_path is not None:
+            warnings += write_pair_file(pairs_path, evaluation)
+            guard.wrote(pairs_path)
+        warn(PROGRAM, warnings)
+        metrics = evaluation.metrics
+        # Gates are checked before anything is printed or written: a key the metric dict lacks (a
+        # typo) is a usage error, and must not leave a report behind that reads like a run.
+        outcomes = []
+        if gates:
+            from hbb2obb.gates.require import gate_outcomes
 
-        outcomes = gate_outcomes(gates, metrics)
-    warn(PROGRAM, detection_warnings(evaluation))
-    if as_json:
-        echo_ascii(metrics_json_bytes(metrics))
-    else:
-        from hbb2obb.report.detection_report import render_detection
-        from hbb2obb.report.eval_report import render_report, render_unmatched
+            outcomes = gate_outcomes(gates, metrics)
+        warn(PROGRAM, detection_warnings(evaluation))
+        if as_json:
+            echo_ascii(metrics_json_bytes(metrics))
+        else:
+            from hbb2obb.report.detection_report import render_detection
+            from hbb2obb.report.eval_report import render_report, render_unmatched
 
-        if debug:
-            click.echo(render_unmatched(result.table, label_map))
-        click.echo(render_report(metrics, label_map), nl=False)
-        click.echo(render_detection(metrics, label_map), nl=False)
-    if output is not None:
-        write_metrics(metrics, output)
-    if plots is not None:
-        write_detection_figures(result, metrics, label_map, plots)
-    emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar)
-    for gate, passed, value in outcomes:
-        click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
-    golden_failed, comparison = False, None
-    if golden is not None:
-        from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
+            if debug:
+                click.echo(render_unmatched(result.table, label_map))
+            click.echo(render_report(metrics, label_map), nl=False)
+            click.echo(render_detection(metrics, label_map), nl=False)
+        if output is not None:
+            write_metrics(metrics, output)
+            guard.wrote(output)
+        if plots is not None:
+            for path in write_detection_figures(result, metrics, label_map, plots):
+                guard.wrote(path)
+        emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar, wrote=guard.wrote)
+        for gate, passed, value in outcomes:
+            click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
+        golden_failed, comparison = False, None
+        if golden is not None:
+            from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
 
-        comparison = compare_to_golden(stored_form(metrics, expect), golden, expect_tolerance or 0.0,
-                                       expect_ignore_extra, source=str(expect))
-        click.echo(render_comparison(comparison), err=as_json)
-        golden_failed = not comparison.passed
-    pictures = [] if plots is None else [plots / name for name in FIGURES]
-    emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
-                    label_map=label_map, started=started, outcomes=outcomes, comparison=comparison,
-                    warnings=evaluation.warnings, pictures=pictures)
-    if golden_failed or not all(passed for _, passed, _ in outcomes):
-        raise SystemExit(1)
+            comparison = compare_to_golden(stored_form(metrics, expect), golden, expect_tolerance or 0.0,
+                                           expect_ignore_extra, source=str(expect))
+            click.echo(render_comparison(comparison), err=as_json)
+            golden_failed = not comparison.passed
+        pictures = [] if plots is None else [plots / name for name in FIGURES]
+        emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
+                        label_map=label_map, started=started, outcomes=outcomes, comparison=comparison,
+                        warnings=evaluation.warnings, pictures=pictures, wrote=guard.wrote)
+        if golden_failed or not all(passed for _, passed, _ in outcomes):
+            raise SystemExit(1)
 
 
 FIGURES = ("confusion_matrix.png", "pr_curves.png")
@@ -214,14 +225,24 @@ def refuse_own_inputs(output, pairs_path, plots, inputs) -> None:
                             ("label map", map_path)])
 
 
-def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> None:
-    """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores; each written atomically."""
+def planned_outputs(output, pairs_path, plots, junit) -> list[Path]:
+    """The files a run was asked to write, known before it reads anything (the overlays come later)."""
+    figures = [] if plots is None else [plots / name for name in FIGURES]
+    return [path for path in (output, pairs_path, junit, *figures) if path is not None]
+
+
+def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> list[Path]:
+    """``confusion_matrix.png`` always, ``pr_curves.png`` when the predictions carry scores; each written
+    atomically. Returns the files written."""
     from hbb2obb.io.atomic import atomic_path
     from hbb2obb.plotting.detection import confusion_figure, pr_figure
+
+    written = []
 
     def save(figure, name):
         with atomic_path(folder / name) as temporary:
             figure.savefig(temporary, format="png")
+        written.append(folder / name)
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -230,6 +251,7 @@ def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> N
             save(pr_figure(result.detection_summary, metrics, label_map), FIGURES[1])
     except OSError as exc:
         raise InputError(f"--plots {folder}: cannot write the figures ({exc.strerror or exc})") from exc
+    return written
 
 
 if __name__ == "__main__":

@@ -43,14 +43,25 @@ def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[P
     return default
 
 
-def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path], size: int, no_bar: bool) -> None:
-    """Write the overlays of a run, warn about frames without an image, and say what was written."""
+def overlay_targets(table, overlay: Optional[Path]) -> list[Path]:
+    """The files ``--overlay`` may write for a run: one JPEG per frame (checked before any is written)."""
+    return [] if overlay is None else [overlay / f"{name}.jpg" for name in table.frame_names]
+
+
+def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path], size: int, no_bar: bool,
+                  wrote=None) -> None:
+    """Write the overlays of a run, warn about frames without an image, and say what was written.
+
+    ``wrote`` is called with each file written (the caller's record of its outputs).
+    """
     if overlay is None:
         return
     from hbb2obb.plotting.overlay import write_overlays  # matplotlib only when pictures are asked for
 
     with progress_bar(len(table.frame_names), "Overlays", no_bar) as bar:
         run = write_overlays(table, img_source, overlay, size, progress=bar.update)
+    for path in run.written if wrote is not None else ():
+        wrote(path)
     warn(program, run.warnings())
     skipped = f" ({len(run.skipped)} frames without a readable image skipped)" if run.skipped else ""
     click.echo(f"{program}: wrote {len(run.written)} overlays to {overlay}{skipped}", err=True)

@@ -92,6 +92,13 @@ class OutputGuard:
         if time.monotonic() - self._saved_at > SAVE_EVERY_SECONDS:
             self.save()
 
+    def __enter__(self) -> "OutputGuard":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        """Leaving a ``with`` block saves the record, however the block ended (a failed gate, a broken write)."""
+        self.save()
+
     def save(self) -> None:
         """Write every changed folder's record atomically."""
         for folder in sorted(self._dirty):

@@ -26,6 +26,7 @@ from matplotlib.lines import Line2D
 from PIL import Image
 
 from hbb2obb.errors import InputError, UsageError
+from hbb2obb.io.atomic import atomic_path
 from hbb2obb.plotting import OVERLAY_SIZE
 from hbb2obb.plotting.pixels import FrameImages, ImageSource, image_size_of, open_rgb, to_image_pixels
 
@@ -259,7 +260,8 @@ def write_overlays(table, images, out_dir, size: int = DEFAULT_SIZE, *, quality:
                 images.missing[name] = str(exc)
             else:
                 path = out_dir / f"{name}.jpg"
-                picture.save(path, quality=quality, optimize=True)
+                with atomic_path(path) as temporary:  # a killed run leaves the old overlay or the new one
+                    picture.save(temporary, format="JPEG", quality=quality, optimize=True)
                 run.written.append(path)
         if name in images.missing:
             run.skipped[name] = images.missing[name]

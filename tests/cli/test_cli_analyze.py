@@ -315,6 +315,17 @@ def test_out_dir_never_replaces_a_file_it_did_not_write(write_labels):
     assert again[0] == 0, again[2]
 
 
+@pytest.mark.parametrize("flag, name", [("--pairs", "p.csv"), ("--junit", "j.xml")])
+def test_pairs_and_junit_never_replace_a_file_it_did_not_write(write_labels, flag, name):
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD})
+    (root / name).write_text("mine\n")
+    code, stdout, err = run(root / "gt", root / "pred", flag, root / name, "-nb")
+    assert code == 2 and stdout == "" and str(root / name) in err and "--overwrite" in err
+    assert (root / name).read_text() == "mine\n"
+    assert run(root / "gt", root / "pred", flag, root / name, "-nb", "--overwrite")[0] == 0
+    assert run(root / "gt", root / "pred", flag, root / name, "-nb")[0] == 0  # its own file now
+
+
 @pytest.mark.parametrize("pred", ["empty", "all_broken"])
 def test_an_analysis_of_nothing_is_an_input_error_and_no_gate_passes(write_labels, pred):
     """No prediction file, or every prediction line skipped: exit 2 with one error line, even with a gate

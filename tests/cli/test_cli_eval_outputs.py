@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from hbb2obb.cli.eval import main
+from hbb2obb.io.written import MANIFEST_NAME
 
 from conftest import rect
 
@@ -85,7 +86,8 @@ def test_outputs_leave_no_temporary_file(data):
                        data / "out" / "p.csv", "--plots", data / "out" / "figs")
     assert code == 0, err
     names = sorted(p.relative_to(data / "out").as_posix() for p in (data / "out").rglob("*"))
-    assert names == ["figs", "figs/confusion_matrix.png", "figs/pr_curves.png", "m.json", "p.csv"]
+    assert names == [MANIFEST_NAME, "figs", f"figs/{MANIFEST_NAME}", "figs/confusion_matrix.png", "figs/pr_curves.png",
+                     "m.json", "p.csv"]  # the outputs, and in each folder the record of what the run wrote
 
 
 # --- class 10: machine outputs are valid -------------------------------------------------------
@@ -180,3 +182,41 @@ def test_max_dets_says_what_it_dropped(write_labels):
     assert " b (" not in err
     code, out, err = run(root / "gt", root / "pred", "-nb", "--json", "--max_dets", "20")
     assert strict_json(out)["max_dets_dropped"] == 0 and "max_dets" not in err
+
+
+# --- class 12: outputs never replace a file hbb2obb did not write -----------------------------
+
+@pytest.mark.parametrize("flag, target", [("-o", "m.yaml"), ("--pairs", "p.csv"), ("--junit", "j.xml"),
+                                          ("--plots", "figs/pr_curves.png")])
+def test_a_file_hbb2obb_did_not_write_is_refused_unless_overwrite(data, flag, target):
+    (data / target).parent.mkdir(exist_ok=True)
+    (data / target).write_text("the user's own file\n")
+    value = data / ("figs" if flag == "--plots" else target)
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    code, out, err = run(data / "gt", data / "pred", "-nb", "-o", data / "new.json", flag, value)
+    assert code == 2 and out == ""
+    assert str(data / target) in err and "--overwrite" in err and "did not write" in err
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before  # not even new.json
+    code, _, err = run(data / "gt", data / "pred", "-nb", flag, value, "--overwrite")
+    assert code == 0, err
+    assert (data / target).read_bytes() != b"the user's own file\n"
+
+
+def test_a_rerun_replaces_its_own_outputs_but_not_one_edited_since(data):
+    outputs = ["-o", data / "m.json", "--pairs", data / "p.csv", "--plots", data / "figs", "--junit", data / "j.xml"]
+    for _ in range(2):  # a Makefile or CI job run again: its own files are replaced without a word
+        code, _, err = run(data / "gt", data / "pred", "-nb", *outputs)
+        assert code == 0, err
+    assert strict_json((data / "m.json").read_text())["total_gt"] == 3
+    (data / "m.json").write_text('{"edited": true}\n')  # somebody's edit: theirs now
+    code, _, err = run(data / "gt", data / "pred", "-nb", *outputs)
+    assert code == 2 and str(data / "m.json") in err
+    assert (data / "m.json").read_text() == '{"edited": true}\n'
+
+
+def test_a_failed_gate_still_records_what_it_wrote(data):
+    args = [data / "gt", data / "pred", "-nb", "-o", data / "m.yaml", "--require", "avg_iou>=2"]
+    assert run(*args)[0] == 1
+    code, _, err = run(*args)  # the second run may replace the first run's file: it is recorded
+    assert code == 1, err
+    assert "did not write" not in err

@@ -15,6 +15,7 @@ from hbb2obb.analysis.cuts import worst_pairs
 from hbb2obb.analysis.identity_baseline import match_identity_baseline
 from hbb2obb.errors import UsageError
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.written import MANIFEST_NAME
 from hbb2obb.plotting.contact_sheet import (
     CAPTION,
     GAP,
@@ -318,13 +319,13 @@ def test_analyze_sheets_warn_about_frames_without_images_and_write_overlays(smal
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "worst_iou.png").is_file()
     assert "tiles show the boxes without pixels" in result.stderr
-    assert sorted(p.name for p in (tmp_path / "ov").iterdir()) == [first.stem + ".jpg"]
+    assert sorted(p.name for p in (tmp_path / "ov").iterdir()) == [MANIFEST_NAME, first.stem + ".jpg"]
     assert "wrote 1 overlays" in result.stderr
     # no -i: the frames beside the ground truth (GT_DIR/../images), said on stderr
     result = CliRunner().invoke(analyze_main, analyze_args(small_dataset, "--overlay", str(tmp_path / "x")))
     assert result.exit_code == 0, result.output
     assert f"frames from {small_dataset.images_dir.resolve()}" in result.stderr
-    assert len(list((tmp_path / "x").iterdir())) == 3
+    assert len(list((tmp_path / "x").glob("*.jpg"))) == 3
 
 
 def test_zero_area_ground_truth_gets_a_tile(write_labels):

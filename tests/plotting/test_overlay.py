@@ -13,6 +13,7 @@ from shapely.geometry import Polygon
 from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.errors import UsageError
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.written import MANIFEST_NAME
 from hbb2obb.plotting.overlay import (
     GROUND_TRUTH,
     IOU_CMAP,
@@ -205,7 +206,7 @@ def test_eval_cli_overlay_takes_the_images_beside_the_ground_truth(write_labels)
     result = CliRunner().invoke(eval_main, args)
     assert result.exit_code == 0, result.output
     assert f"frames from {(root / 'images').resolve()}" in result.stderr
-    assert sorted(p.name for p in (root / "ov").iterdir()) == ["a.jpg"]
+    assert sorted(p.name for p in (root / "ov").iterdir()) == [MANIFEST_NAME, "a.jpg"]  # the record of what it wrote
     explicit = CliRunner().invoke(eval_main, args + ["-i", str(root / "images")])
     assert explicit.exit_code == 0 and "frames from" not in explicit.stderr
     assert explicit.stdout == result.stdout
@@ -273,3 +274,19 @@ def test_ground_truth_is_drawn_thin_under_the_predictions(table):
     assert nearest(picture, 497, 130, 503, 170, expected_colour(0.5)) > 60
     # far from every box the frame stays black
     assert nearest(picture, 1200, 600, 1500, 900, white) > 300
+
+
+def test_eval_cli_overlay_never_replaces_a_picture_it_did_not_write(write_labels):
+    root = write_labels(LABELS)
+    (root / "images").mkdir()
+    Image.fromarray(black()).save(root / "images" / "a.jpg")
+    (root / "ov").mkdir()
+    (root / "ov" / "a.jpg").write_bytes(b"somebody's picture")
+    args = [str(root / "gt"), str(root / "pred"), "--overlay", str(root / "ov"), "-nb", "-o", str(root / "m.yaml")]
+    result = CliRunner().invoke(eval_main, args)
+    assert result.exit_code == 2 and str(root / "ov" / "a.jpg") in result.stderr and "--overwrite" in result.stderr
+    assert (root / "ov" / "a.jpg").read_bytes() == b"somebody's picture"
+    assert not (root / "m.yaml").exists()  # checked before the first output was written
+    assert CliRunner().invoke(eval_main, args + ["--overwrite"]).exit_code == 0
+    assert Image.open(root / "ov" / "a.jpg").format == "JPEG"
+    assert CliRunner().invoke(eval_main, args).exit_code == 0  # its own overlay now: replaced freely
