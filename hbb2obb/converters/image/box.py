@@ -47,6 +47,7 @@ REASON_LESS_SUPPORTED = "fitted box less supported by the image than the HBB"
 REASON_CLASS_LESS_SUPPORTED = "this class's fitted boxes follow the image's edges less than their HBBs"
 REASON_OVERSHOOTS = "fitted box would stick out of its corner-cutting HBB"
 REASON_SLIVER = "fitted box is a sliver across its thin tight HBB"
+REASON_WEAK = "too little evidence in a small, faint box"
 
 
 @dataclass
@@ -400,6 +401,31 @@ def judged_box(segmentation: Segmentation, candidate: Candidate, rect: np.ndarra
     confidence = (held + overlap) / 2 if params.tight else held
     return BoxResult(rect, confidence=confidence, support=support, hbb_support=hbb_support, edges=edges,
                      hbb_edges=hbb_edges, from_mask=True, candidate=candidate, **masks)
+
+
+def is_weak(result: BoxResult, xyxy, params: ImageParams) -> bool:
+    """Whether a fit has too little evidence behind it to replace its HBB ``x1 y1 x2 y2`` (image
+    pixels; the shrunk box when the prompts have a margin): the HBB under ``weak_side`` pixels on
+    its short side, its outline's edges under ``weak_edges`` grey levels per pixel, the fit's
+    colour contrast under ``weak_support`` and its confidence under ``weak_confidence``.
+    ``False`` for a fallback and for a box not fitted to its own mask (inscribed at its
+    neighbours' axis: their agreement is its evidence).
+
+    A body a few pixels across that hardly differs from the ground leaves the mask to a detail
+    (the lamp of an unlit motorcycle at night), and the rectangle fitted to it follows that
+    detail wherever it points; the HBB at least holds the body.
+
+    Examples
+    --------
+    >>> weak = BoxResult(np.zeros((4, 2)), confidence=0.5, support=0.6, hbb_edges=0.9, from_mask=True)
+    >>> is_weak(weak, [0, 0, 10, 20], ImageParams()), is_weak(weak, [0, 0, 30, 20], ImageParams())
+    (True, False)
+    """
+    if result.corners is None or not result.from_mask:
+        return False
+    x1, y1, x2, y2 = (float(v) for v in xyxy)
+    return bool(min(x2 - x1, y2 - y1) < params.weak_side and result.hbb_edges < params.weak_edges
+                and result.support < params.weak_support and result.confidence < params.weak_confidence)
 
 
 def refit_at_breadth(segmentation: Segmentation, result: BoxResult, breadth: float, params: ImageParams, *,

@@ -27,7 +27,8 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    rectangle.
 5. **Self-check**: the fitted box is compared with the HBB by how well each follows the
    image's edges and how much its colour stands out from the band around it; when the HBB
-   wins both, the HBB is kept.
+   wins both, the HBB is kept. So it is when a box a few pixels across is faint on both counts
+   and its fit holds its own mask poorly (an unlit motorcycle at night, whose mask is its lamp).
 6. **Confidence** in [0, 1] per box, to rank the boxes to check by hand (not a probability):
    how well the rectangle agrees with the box's own mask, the share of the mask it holds (loose
    HBBs) or the mean of that share and the IoU of mask and rectangle (tight HBBs, whose
@@ -76,10 +77,12 @@ from hbb2obb.converters.image.box import (
     REASON_LESS_SUPPORTED,
     REASON_OVERSHOOTS,
     REASON_SLIVER,
+    REASON_WEAK,
     BoxResult,
     fit_box,
     hbb_corners,
     inscribed_box,
+    is_weak,
     narrowed_box,
     refit_at_breadth,
     segment_box,
@@ -184,8 +187,9 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         (:func:`~hbb2obb.converters.image.scene.pooled_breadths`); ``check`` turns on the
         self-checks (per box: a fitted box less supported by the image than its HBB falls back,
         and so does a loose box whose rounded rectangle would reach out of its HBB by more than
-        ``max_overshoot`` and a tight box fitted as a sliver across a thin HBB
-        (:func:`~hbb2obb.converters.image.scene.is_sliver`); per class: a class whose fitted
+        ``max_overshoot``, a tight box fitted as a sliver across a thin HBB
+        (:func:`~hbb2obb.converters.image.scene.is_sliver`) and a fit with too little evidence
+        behind it (:func:`~hbb2obb.converters.image.box.is_weak`); per class: a class whose fitted
         boxes follow the edges less than their HBBs keeps its HBBs, over at least
         ``min_class_boxes`` boxes).
     class_ids : array_like of int, shape (n,), optional
@@ -263,10 +267,12 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
                         if results[index].from_mask:  # the mask spilling across the gaps is what
                             # was corrected: it no longer judges the box (see narrowed_confidence)
                             results[index].confidence = params.narrowed_confidence
-    if tight and params.check:
+    if params.check:  # the final fits, one by one
         for index, result in enumerate(results):
-            if is_sliver(result.corners, xyxy[index], params):
+            if tight and is_sliver(result.corners, xyxy[index], params):
                 results[index] = result.fallen_back(REASON_SLIVER)
+            elif is_weak(result, xyxy[index], params):
+                results[index] = result.fallen_back(REASON_WEAK)
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))

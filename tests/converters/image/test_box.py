@@ -449,3 +449,22 @@ def test_boats_side_by_side_at_45_degrees_do_not_swell_onto_each_other():
     assert scores[0] > scores[1] + 0.03, scores  # measured 0.825 against 0.786
     breadths = [min(np.hypot(*(c[1] - c[0])), np.hypot(*(c[2] - c[1]))) for c in capped.corners]
     assert max(breadths) < 18.5  # no broader than the distance between neighbours (the HBB fit may add a little)
+
+
+def test_is_weak_asks_every_condition():
+    from hbb2obb.converters.image.box import BoxResult, is_weak
+
+    corners = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 20.0], [0.0, 20.0]])
+    weak = dict(confidence=0.5, support=0.6, hbb_edges=0.9, from_mask=True)
+    box = [0.0, 0.0, 10.0, 20.0]
+    assert is_weak(BoxResult(corners, **weak), box, PARAMS)
+    # any one condition not met keeps the fit: a box wide enough, an outline with edges, colour
+    # that stands out, a fit that holds its mask
+    assert not is_weak(BoxResult(corners, **weak), [0.0, 0.0, 15.0, 20.0], PARAMS)
+    assert not is_weak(BoxResult(corners, **{**weak, "hbb_edges": 1.5}), box, PARAMS)
+    assert not is_weak(BoxResult(corners, **{**weak, "support": 1.4}), box, PARAMS)
+    assert not is_weak(BoxResult(corners, **{**weak, "confidence": 0.8}), box, PARAMS)
+    # a fallback, and a box not fitted to its own mask (inscribed at its neighbours' axis)
+    assert not is_weak(BoxResult(None, **weak), box, PARAMS)
+    assert not is_weak(BoxResult(corners, **{**weak, "from_mask": False}), box, PARAMS)
+    assert not is_weak(BoxResult(corners, **{**weak, "support": math.nan}), box, PARAMS)

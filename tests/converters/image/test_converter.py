@@ -502,3 +502,42 @@ def test_a_tight_fit_that_collapses_to_a_sliver_keeps_its_hbb():
     checked = convert_boxes(image, boxes, tight)
     assert checked.fallback.all() and checked.reasons == [REASON_SLIVER] * 3
     assert np.allclose(checked.corners, [[[x1, y1], [x2, y1], [x2, y2], [x1, y2]] for x1, y1, x2, y2 in boxes])
+
+
+def _dark_small_boxes(body: int, seed: int = 1):
+    """Four tight 11 x 21 px boxes on a dark, grainy ground (grey 24, noise 2): bodies of grey
+    ``body`` whose only bright part is a lamp's short streak across them, as unlit motorcycles
+    at night look."""
+    rng = np.random.default_rng(seed)
+    ground = np.full((80, 200, 3), 24.0) + rng.normal(0.0, 2.0, (80, 200, 1))
+    image = Image.fromarray(np.clip(ground, 0, 255).astype(np.uint8))
+    draw = ImageDraw.Draw(image)
+    boxes = []
+    for k in range(4):
+        x0 = 20 + 45 * k
+        draw.rectangle([x0 + 1, 31, x0 + 9, 49], fill=(body,) * 3)
+        draw.line([(x0 + 2, 35), (x0 + 8, 40)], fill=(70,) * 3, width=2)
+        boxes.append([x0, 30, x0 + 11, 51])
+    return image, boxes
+
+
+def test_a_small_faint_box_whose_fit_holds_its_mask_poorly_keeps_its_hbb():
+    # a dark body barely darker than the ground: the mask is mostly the lamp's streak, and the
+    # fit follows it; such fits go back to their HBBs, as fallbacks scoring 0
+    from hbb2obb.converters.image.box import REASON_WEAK, is_weak
+
+    image, boxes = _dark_small_boxes(body=22)
+    tight = replace(ImageParams(), tightness="tight", margin=0.0)
+    unchecked = convert_boxes(image, boxes, replace(tight, weak_side=0.0), keep_masks=True)
+    weak = [k for k, result in enumerate(unchecked.boxes) if is_weak(result, boxes[k], tight)]
+    assert len(weak) >= 2 and not unchecked.fallback[weak].any()
+    hbbs = np.array([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]] for x1, y1, x2, y2 in boxes], float)
+    assert all(not np.allclose(unchecked.corners[k], hbbs[k], atol=0.5) for k in weak)
+    checked = convert_boxes(image, boxes, tight)
+    assert [k for k, reason in enumerate(checked.reasons) if reason == REASON_WEAK] == weak
+    assert checked.fallback[weak].all() and np.allclose(checked.corners[weak], hbbs[weak])
+    assert (checked.confidence[weak] == 0).all()
+    # the same boxes holding bright bodies stand out: their fits are kept
+    image, boxes = _dark_small_boxes(body=120)
+    bright = convert_boxes(image, boxes, tight)
+    assert REASON_WEAK not in bright.reasons and not bright.fallback.any()
