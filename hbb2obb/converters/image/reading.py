@@ -34,9 +34,11 @@ end, the *edge* (:func:`edge_position`, a share of the box's size, negative insi
   box's angle (:func:`edge_slope`, over every box, so that a few diagonal boxes are enough): it
   moves inward on diagonal boxes in a tight frame (slope below ``-tight_slope``, and the
   diagonal boxes' edge, when measured, inside ``tight_diagonal_edge``), not in a corner-cutting
-  one. With diagonal boxes only, a frame is tight when their edge lies inside
-  ``tight_edge``; with boxes along the axes only, it is read as corner-cutting (along the axes
-  the two kinds are the same boxes).
+  one; a frame whose diagonal boxes' edge lies well inside (``tight_diagonal_inside``) is tight
+  whatever the slope (its boxes along the axes end inside too, blurred or jittered). With
+  diagonal boxes only, a frame is tight when their edge lies inside ``tight_edge``; with boxes
+  along the axes only, it is read as corner-cutting (along the axes the two kinds are the same
+  boxes).
 
 The numbers, measured on generated roads (day, thermal, night) and on prompts made from the
 real samples' ground truth, are in :class:`~hbb2obb.converters.image.params.ImageParams`.
@@ -302,8 +304,9 @@ def read_prompts(image, xyxy, params: ImageParams) -> PromptReading:
         room = -every - params.margin_bias
     if room > 0:  # the margin is a share of the object
         return PromptReading("tight", float(min(params.margin_max, room / (1.0 - 2.0 * room))), edges)
-    if math.isfinite(slope):  # diagonal boxes ending near their sides are corner-cutting at any slope
-        tight = slope < -params.tight_slope and not diagonal > -params.tight_diagonal_edge
+    if math.isfinite(slope):  # diagonal boxes ending near their sides: corner-cutting at any slope; well inside: tight
+        steep = slope < -params.tight_slope or diagonal < -params.tight_diagonal_inside
+        tight = steep and not diagonal > -params.tight_diagonal_edge
         return PromptReading("tight" if tight else "loose", 0.0, edges)
     if math.isfinite(diagonal):  # diagonal boxes only (ships in a harbour): their edge on its own
         return PromptReading("tight" if diagonal < -params.tight_edge else "loose", 0.0, edges)

@@ -164,3 +164,19 @@ def test_corner_cutting_prompts_of_planes_are_not_read_as_a_margin(dota_sample_d
     margin, they are shrunk below their HBBs as they are (planes 0.555 against 0.818)."""
     image, _, prompts = _airport_corner_prompts(dota_sample_dir)
     assert read_prompts(image, prompts, ImageParams()).margin == 0.0
+
+
+@pytest.mark.parametrize("index", [1, 2])
+def test_diagonal_boxes_ending_well_inside_are_tight_whatever_the_slope(sets, index):
+    """With no slope steep enough (``tight_slope`` out of reach), a frame of tight prompts is
+    still read tight from its diagonal boxes, whose outlines end well inside their sides; the
+    corner-cutting prompts of the same vehicles, whose diagonal boxes end near their sides, are
+    not; and without that rule the tight frame reads loose."""
+    shallow = replace(ImageParams(), tight_slope=1.0)
+    tight = read_prompts(*_frame(sets["tight"], index), shallow)
+    corner = read_prompts(*_frame(sets["corner"], index), shallow)
+    assert tight.edges[1] < -shallow.tight_diagonal_inside < corner.edges[1], (tight.edges, corner.edges)
+    assert (tight.tightness, tight.margin) == ("tight", 0.0)
+    assert (corner.tightness, corner.margin) == ("loose", 0.0)
+    without = read_prompts(*_frame(sets["tight"], index), replace(shallow, tight_diagonal_inside=1.0))
+    assert (without.tightness, without.margin) == ("loose", 0.0)
