@@ -135,7 +135,8 @@ def table(rows: NumericRows, good: np.ndarray, width: int, coordinates: slice) -
         values = rows.values.reshape(-1, width)
     else:
         values = rows.values[rows.row_start[keep][:, None] + np.arange(width)] if keep.any() else np.zeros((0, width))
-    if not rows.plain and values.size:
+    # two reductions for the usual table: every value finite and within the coordinate bound
+    if not rows.plain and values.size and not -MAX_COORDINATE <= values.min() <= values.max() <= MAX_COORDINATE:
         bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, coordinates]) <= MAX_COORDINATE).all(axis=1))
         if bad.any():
             kept_file = rows.row_file[keep]
@@ -250,13 +251,13 @@ def _split(parts: list, clean: np.ndarray, column: int):
         return int(np.dot(in_words, counted.sum(axis=1))) if spelled.size else 0
 
     # The census, in a few comparisons of every byte with one value (the quickest numpy passes).
-    token_bytes = int((ends - starts).sum())
+    token_bytes = np.count_nonzero(token)
     minus = np.count_nonzero(np.equal(raw, ord("-"), out=mask))
     dots = np.count_nonzero(np.equal(raw, ord("."), out=mask)) if data.find(b".", 0, size) >= 0 else 0
     # bytes in tokens below '0' or above '9', other than '-' and '.'
     text_other = (np.count_nonzero(np.greater(raw, ord("9"), out=mask))
                   + np.count_nonzero(np.less(raw, ord("0"), out=mask)) - (size - token_bytes) - minus - dots)
-    word_other = in_the_words(np.isin(spelled, np.frombuffer(_NUMBER_BYTES + b"\0", dtype=np.uint8), invert=True))
+    word_other = in_the_words(_OTHER[spelled])
     separators = np.count_nonzero(np.less(raw, ord(" "), out=mask))  # "\n", tabs, "\r" and other controls
     if text_other != word_other or separators != breaks.size:  # a byte no number holds outside the words
         other = np.flatnonzero(np.frombuffer(data.translate(_OTHER_TABLE), dtype=np.uint8, count=size))
@@ -265,12 +266,7 @@ def _split(parts: list, clean: np.ndarray, column: int):
         return dropped(other[~inside])
     is_word = np.zeros(starts.size, dtype=bool)
     is_word[word_token] = True
-    if row_fields.size and row_fields.min() == row_fields.max():  # rows alike: the numbers are the other columns
-        width = int(row_fields[0])
-        others = [field for field in range(width) if field != column % width]
-        n_start, n_end = (bounds.reshape(-1, width)[:, others].ravel() for bounds in (starts, ends))
-    else:
-        n_start, n_end = starts[~is_word], ends[~is_word]
+    n_start, n_end = starts[~is_word], ends[~is_word]
     word_minus, word_dots = in_the_words(spelled == ord("-")), in_the_words(spelled == ord("."))
     values, first_is_integer, plain = _numbers(data, raw, (starts, is_word, n_start, n_end, w_start, w_end),
                                                (minus, word_minus),
@@ -295,6 +291,8 @@ def _split(parts: list, clean: np.ndarray, column: int):
 
 
 _OTHER_TABLE = bytes(0 if byte in _NUMBER_BYTES + b" \n" else 1 for byte in range(256))  # translate: 1 for any other
+_OTHER = np.frombuffer(_OTHER_TABLE, dtype=bool).copy()
+_OTHER[0] = False  # the zero bytes that pad the shorter words
 
 
 def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tuple, first: np.ndarray) -> tuple:
