@@ -405,9 +405,9 @@ def _spelled(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> np.ndar
     """The bytes of each word, one row each, zeros after its end."""
     size = w_end - w_start
     longest = max(int(size.max()), 1) if size.size else 1
-    padded = np.concatenate([raw, np.zeros(longest, dtype=np.uint8)])
-    spelled = padded[w_start[:, None] + np.arange(longest)]
-    spelled[np.arange(longest) >= size[:, None]] = 0
+    beyond = np.arange(longest) >= size[:, None]
+    spelled = raw[np.minimum(w_start[:, None] + np.arange(longest), raw.size - 1)]  # no copy of the text to pad it
+    spelled[beyond] = 0
     return spelled
 
 
