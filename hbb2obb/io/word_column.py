@@ -12,6 +12,7 @@ line-by-line path and its exact messages.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -243,13 +244,9 @@ def _split(parts: list, clean: np.ndarray, column: int):
     if (w_end - w_start > _LONGEST_WORD).any():
         return dropped(w_start[w_end - w_start > _LONGEST_WORD])
     word, vocabulary = _factorize(raw, w_start, w_end)
-    in_words = np.bincount(word, minlength=len(vocabulary))
-    spelled = np.array([w.encode() for w in vocabulary], dtype=bytes).reshape(-1, 1).view(np.uint8)
-
-    def in_the_words(counted: np.ndarray) -> int:
-        """How many bytes ``counted`` marks (in the distinct words' bytes) the words of every row hold."""
-        return int(np.dot(in_words, counted.sum(axis=1))) if spelled.size else 0
-
+    # per word of every row: its bytes no number holds, its '-' and its '.' (counted once per distinct word)
+    census = np.array([_word_census(w) for w in vocabulary], dtype=np.int64).reshape(-1, 3)
+    word_other, word_minus, word_dots = np.bincount(word, minlength=len(vocabulary)) @ census
     # The census, in a few comparisons of every byte with one value (the quickest numpy passes).
     token_bytes = np.count_nonzero(token)
     minus = np.count_nonzero(np.equal(raw, ord("-"), out=mask))
@@ -257,7 +254,6 @@ def _split(parts: list, clean: np.ndarray, column: int):
     # bytes in tokens below '0' or above '9', other than '-' and '.'
     text_other = (np.count_nonzero(np.greater(raw, ord("9"), out=mask))
                   + np.count_nonzero(np.less(raw, ord("0"), out=mask)) - (size - token_bytes) - minus - dots)
-    word_other = in_the_words(_OTHER[spelled])
     separators = np.count_nonzero(np.less(raw, ord(" "), out=mask))  # "\n", tabs, "\r" and other controls
     if text_other != word_other or separators != breaks.size:  # a byte no number holds outside the words
         other = np.flatnonzero(np.frombuffer(data.translate(_OTHER_TABLE), dtype=np.uint8, count=size))
@@ -267,7 +263,6 @@ def _split(parts: list, clean: np.ndarray, column: int):
     is_word = np.zeros(starts.size, dtype=bool)
     is_word[word_token] = True
     n_start, n_end = starts[~is_word], ends[~is_word]
-    word_minus, word_dots = in_the_words(spelled == ord("-")), in_the_words(spelled == ord("."))
     values, first_is_integer, plain = _numbers(data, raw, (starts, is_word, n_start, n_end, w_start, w_end),
                                                (minus, word_minus),
                                                (dots, word_dots), row_start - np.arange(row_start.size))
@@ -291,8 +286,12 @@ def _split(parts: list, clean: np.ndarray, column: int):
 
 
 _OTHER_TABLE = bytes(0 if byte in _NUMBER_BYTES + b" \n" else 1 for byte in range(256))  # translate: 1 for any other
-_OTHER = np.frombuffer(_OTHER_TABLE, dtype=bool).copy()
-_OTHER[0] = False  # the zero bytes that pad the shorter words
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_census(word: str) -> tuple[int, int, int]:
+    """A word's bytes that no number holds, its ``-`` and its ``.`` (the same few words in every group)."""
+    return sum(character not in "0123456789-." for character in word), word.count("-"), word.count(".")
 
 
 def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tuple, first: np.ndarray) -> tuple:
