@@ -217,7 +217,7 @@ def _blank_headers(text: bytes) -> bytes:
         end = text.find(b"\n", start)
         start = end + 1 if end >= 0 else len(text)
         lines += 1
-    return b"\n" * lines + text[start:] if lines else text  # one copy of the text, not one per header line
+    return b"\n" * lines + memoryview(text)[start:] if lines else text  # one copy of the text, not one a line
 
 
 def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> DotaRows:
