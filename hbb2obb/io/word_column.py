@@ -12,7 +12,6 @@ line-by-line path and its exact messages.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -136,8 +135,7 @@ def table(rows: NumericRows, good: np.ndarray, width: int, coordinates: slice) -
         values = rows.values.reshape(-1, width)
     else:
         values = rows.values[rows.row_start[keep][:, None] + np.arange(width)] if keep.any() else np.zeros((0, width))
-    # two reductions for the usual table: every value finite and within the coordinate bound
-    if not rows.plain and values.size and not -MAX_COORDINATE <= values.min() <= values.max() <= MAX_COORDINATE:
+    if not rows.plain and values.size:
         bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, coordinates]) <= MAX_COORDINATE).all(axis=1))
         if bad.any():
             kept_file = rows.row_file[keep]
@@ -288,9 +286,8 @@ def _split(parts: list, clean: np.ndarray, column: int):
 _OTHER_TABLE = bytes(0 if byte in _NUMBER_BYTES + b" \n" else 1 for byte in range(256))  # translate: 1 for any other
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _word_census(word: str) -> tuple[int, int, int]:
-    """A word's bytes that no number holds, its ``-`` and its ``.`` (the same few words in every group)."""
+    """A word's bytes that no number holds, its ``-`` and its ``.``."""
     return sum(character not in "0123456789-." for character in word), word.count("-"), word.count(".")
 
 
@@ -338,53 +335,34 @@ def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tu
     return values, ~has_dot[first], False
 
 
-# odd constants that spread the bits
-_MIXING = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+_MIXING = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))  # odd constants that spread the bits
 
 
 def _factorize(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple:
     """Each word as an index into the sorted distinct words, and those words.
 
-    Few distinct words among many rows (class names, image ids): a word of up to 24 bytes is
-    its first 8 bytes, the 8 after them, its last 8 and its length, read as integers in place,
-    mixed into one key and factorized as integers; every word is then checked against one word
-    of its key (the four integers; every byte for a longer word), so two different words that
-    share a key (never seen, but possible) are caught, and factorized by their bytes instead.
+    Few distinct words among many rows (class names, image ids): a word of up to 16 bytes is
+    its first 8 bytes, its last 8 and its length, read as integers in place, mixed into one
+    key and factorized as integers; every word is then checked against the first word of its
+    key (the three integers; every byte for a longer word), so two different words that share a
+    key (never seen, but possible) are caught, and factorized by their bytes instead.
     """
     if w_start.size == 0:
         return np.zeros(0, dtype=np.int64), ()
     size = w_end - w_start
-    padded = np.concatenate([np.zeros(8, dtype=np.uint8), raw, np.zeros(16, dtype=np.uint8)])
+    padded = np.concatenate([np.zeros(8, dtype=np.uint8), raw, np.zeros(8, dtype=np.uint8)])
     words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))  # the 8 bytes at each offset
-    # a word's bytes beyond its first (last) 8 shifted out: the bits kept are 8 per byte of a short word
-    shift = np.uint64(64) - np.minimum(size, 8).astype(np.uint64) * np.uint64(8)
+    short = np.minimum(size, 8).astype(np.uint64) * np.uint64(8)
     head = words[w_start + 8]
-    head &= np.uint64(0xFFFFFFFFFFFFFFFF) >> shift
     tail = words[w_end]  # the 8 bytes that end the word (offsets shifted by the padding)
-    tail >>= shift
-    middle = words[w_start + 16]  # bytes 8 to 16, needed (and all inside the word) past 16 bytes
-    middle *= size > 16
     with np.errstate(over="ignore"):
-        key = (head * _MIXING[0]) ^ (tail * _MIXING[1]) ^ (middle * _MIXING[2]) ^ size.astype(np.uint64)
-    # Rows of one word follow each other (a Task1 file lists an image's detections together):
-    # the keys of the runs are sorted, not every row's. np.unique's stable sort is four times
-    # slower than quicksort, and any word of a key may stand for it.
-    run = np.empty(key.size, dtype=bool)
-    run[0] = True
-    np.not_equal(key[1:], key[:-1], out=run[1:])
-    run = np.flatnonzero(run)
-    order = np.argsort(key[run])
-    ordered = key[run[order]]
-    new = np.empty(run.size, dtype=bool)
-    new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    inverse = np.empty(run.size, dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    first = run[order[new]]
-    inverse = np.repeat(inverse, np.diff(run, append=key.size))
-    example = first[inverse]
-    same = (head == head[example]) & (tail == tail[example]) & (middle == middle[example]) & (size == size[example])
-    long = np.flatnonzero(size > 24)
+        partial = short < 64
+        head[partial] &= (np.uint64(1) << short[partial]) - np.uint64(1)
+        tail[partial] >>= np.uint64(64) - short[partial]
+        key = (head * _MIXING[0]) ^ (tail * _MIXING[1]) ^ size.astype(np.uint64)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    same = (head == head[first[inverse]]) & (tail == tail[first[inverse]]) & (size == size[first[inverse]])
+    long = np.flatnonzero(size > 16)
     if long.size and same.all():  # their middle bytes too
         same[long] = (_spelled(raw, w_start[long], w_end[long]) ==
                       _spelled(raw, w_start[first[inverse[long]]], w_end[first[inverse[long]]])).all(axis=1)

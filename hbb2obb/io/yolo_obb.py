@@ -457,26 +457,20 @@ def _merge(fast: _FastRows, apart: dict, bulk=None) -> tuple:
         if bulk.file.size:
             first = _first_rows(bulk.file)
             normalized[bulk.file[first]] = _normalized_files(bulk.corners, first)
-    # only the kinds of read that have rows: one alone (all DOTA, say) is taken as it is, no copy
-    with_rows = [index for index, part in enumerate(files) if len(part)] or [0]
-
-    def joined(parts: list) -> np.ndarray:
-        return parts[with_rows[0]] if len(with_rows) == 1 else np.concatenate([parts[i] for i in with_rows])
-
-    file = joined(files)
-    # in file order already when only one kind of read has rows: no gather then
+    file = np.concatenate(files)
+    # in file order already when only one kind of read has rows (all DOTA, say): no gather then
     order = slice(None) if (file[1:] >= file[:-1]).all() else np.argsort(file, kind="stable")
     merged = _FastRows(
-        corners=joined(corners)[order],
-        class_id=joined(class_id)[order],
-        score=joined([fast.score] + nan)[order],
-        line=joined(line)[order],
+        corners=np.concatenate(corners)[order],
+        class_id=np.concatenate(class_id)[order],
+        score=np.concatenate([fast.score] + nan)[order],
+        line=np.concatenate(line)[order],
         file=file[order],
         clean=np.ones(len(fast.clean), dtype=bool),
         normalized=normalized,
         has_score=has_score,
     )
-    return merged, joined(difficult)[order]
+    return merged, np.concatenate(difficult)[order]
 
 
 _LETTER = re.compile(rb"[A-DF-Za-df-z_:]")  # not in a number (e, E are exponents)

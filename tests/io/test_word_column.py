@@ -197,7 +197,7 @@ def test_a_word_alone_on_its_line_sends_the_file_the_careful_way():
 def test_two_words_that_share_a_key_are_still_told_apart(monkeypatch):
     from hbb2obb.io import word_column
 
-    monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 3)  # words of one length share a key
+    monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 2)  # words of one length share a key
     split = word_rows([b"car 1 2\nbus 3 4\ncar 5 6\n"], column=0)
     assert [split.vocabulary[w] for w in split.word] == ["car", "bus", "car"]
 
@@ -207,8 +207,8 @@ def test_long_words_that_differ_only_in_their_middle_bytes_are_told_apart(monkey
     from hbb2obb.io import word_column
 
     if mixing == "none":
-        monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 3)
-    # 20 bytes: the first, middle and last 8 cover them; 31 bytes: only a byte-by-byte look does
+        monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 2)
+    # past 16 bytes, the first and last 8 do not cover a word: its middle bytes are compared too
     words = [b"ground-track-field-a", b"ground-track-fielc-a", b"x" * 18 + b"1" + b"x" * 12,
              b"x" * 18 + b"2" + b"x" * 12, b"ground"]
     order = [0, 1, 2, 3, 4, 1, 0, 4, 2, 2, 3, 3]
