@@ -224,6 +224,8 @@ def _split(parts: list, clean: np.ndarray, column: int):
 
     def dropped(offsets: np.ndarray) -> np.ndarray:
         drop[kept[np.searchsorted(file_start, offsets, side="right") - 1]] = True
+        if not drop.any():  # never (offsets always name a file), but an empty mask would retry for ever
+            drop[kept] = True
         return drop
 
     if raw.max() >= 0x80:  # words are ASCII (the careful path decodes anything else)
