@@ -212,12 +212,12 @@ def _renumbered(part: DotaRows, index: np.ndarray) -> DotaRows:
 
 def _blank_headers(text: bytes) -> bytes:
     """The header lines at the top of a DOTA file (``imagesource:``, ``gsd:``) made blank."""
-    lines = 0
-    while text[:12].lower().startswith(_HEADERS):
-        end = text.find(b"\n")
-        text = text[end + 1:] if end >= 0 else b""
+    start, lines = 0, 0
+    while text[start:start + 12].lower().startswith(_HEADERS):
+        end = text.find(b"\n", start)
+        start = end + 1 if end >= 0 else len(text)
         lines += 1
-    return b"\n" * lines + text if lines else text
+    return b"\n" * lines + memoryview(text)[start:] if lines else text  # one copy of the text, not one a line
 
 
 def _dota_rows(split, column: int, ids_by_name: dict, strict: np.ndarray) -> DotaRows:

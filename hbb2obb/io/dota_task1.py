@@ -168,14 +168,17 @@ def _by_image(parts: list, names: list) -> dict:
         return {}
     class_id, scores, corners, lines = (np.concatenate([p[k] for p in parts]) for k in range(1, 5))
     order = np.argsort(images, kind="stable")  # per image, its rows in file then line order
+    # in image order once, so each image's rows are one slice (Boxes copies a slice, where a
+    # gather per image made a copy that Boxes copied again)
+    corners, class_id, scores, lines = corners.reshape(-1, 4, 2)[order], class_id[order], scores[order], lines[order]
     counts = np.bincount(images, minlength=len(names))
     bounds = np.concatenate([[0], np.cumsum(counts)])
     first = np.full(len(names), images.size)
-    first_rows = order[bounds[:-1][counts > 0]]  # the first row of each image present
-    first[counts > 0] = first_rows
+    first[counts > 0] = order[bounds[:-1][counts > 0]]  # the first row of each image present
+    bounds = bounds.tolist()
     boxes = {}
     for image in np.argsort(first, kind="stable")[:np.count_nonzero(counts)].tolist():
-        rows = order[bounds[image]:bounds[image + 1]]
-        boxes[names[image]] = Boxes(corners=corners[rows].reshape(-1, 4, 2), class_id=class_id[rows],
-                                    score=scores[rows], line=lines[rows])
+        rows = slice(bounds[image], bounds[image + 1])
+        boxes[names[image]] = Boxes(corners=corners[rows], class_id=class_id[rows], score=scores[rows],
+                                    line=lines[rows])
     return boxes

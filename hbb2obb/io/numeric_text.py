@@ -263,7 +263,11 @@ def _numeric_pass(blobs, clean: np.ndarray):
     starts, ends = _token_bounds(kind)
     dots = np.flatnonzero(kind == _DOT) if present[_DOT] else np.zeros(0, dtype=np.int64)
     dot_token = np.searchsorted(starts, dots, side="right") - 1  # the token of each '.'
-    values = _decimals(raw, kind, present, starts, ends, dots, dot_token)
+    values = None
+    if not present[_EXPONENT]:
+        signed = kind[starts] == _SIGN
+        if not present[_SIGN] or np.count_nonzero(kind == _SIGN) == np.count_nonzero(signed):  # no sign inside
+            values = _decimals(raw, starts, ends, signed, dots, dot_token)
     if values is None:
         values = _convert(data, starts.size)
     if values is None:  # some token is not a number: find its files one by one (rare)
@@ -320,8 +324,8 @@ def _token_bounds(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges[0::2], edges[1::2]
 
 
-def _decimals(raw: np.ndarray, kind: np.ndarray, present: list, starts: np.ndarray,
-              ends: np.ndarray, dots: np.ndarray, dot_token: np.ndarray) -> Optional[np.ndarray]:
+def _decimals(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, signed: np.ndarray, dots: np.ndarray,
+              dot_token: np.ndarray) -> Optional[np.ndarray]:
     """Tokens of the form ``[sign] digits [. digits]`` converted by digit arithmetic, or ``None``.
 
     The usual label file holds integers or short decimals: their digits, up to 15 of them, form
@@ -329,14 +333,11 @@ def _decimals(raw: np.ndarray, kind: np.ndarray, present: list, starts: np.ndarr
     ``float()`` gives. Several times faster than ``np.fromstring``, which takes the rest
     (exponents, longer numbers, anything malformed). ``dots`` are the offsets of the ``.``
     bytes and ``dot_token`` the token of each (the caller's, which also finds the decimal rows).
+    The caller makes sure that no token holds an exponent or a sign after its first byte;
+    ``signed`` marks the tokens that start with one.
     """
     if starts.size == 0:
         return np.zeros(0)
-    if present[_EXPONENT]:
-        return None
-    signed = kind[starts] == _SIGN
-    if present[_SIGN] and np.count_nonzero(kind == _SIGN) != np.count_nonzero(signed):
-        return None  # a sign inside a token
     begin = starts + signed
     if dots.size and (np.diff(dot_token) == 0).any():
         return None  # two dots in one token

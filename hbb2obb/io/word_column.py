@@ -1,12 +1,13 @@
 """Rows of numbers with one word each (a DOTA class name, a Task1 image id), for the bulk tokenizer.
 
 The bulk tokenizer (:mod:`hbb2obb.io.numeric_text`) takes files of numbers only. DOTA rows hold
-a class name at field 9 and Task1 rows an image id at field 1, so before this step every such
-file was read line by line in Python, three times slower than the same boxes written as
-YOLO-OBB. Here the word of every row is found by its position (the field it must be in), lifted
-out and blanked, and the numbers left are tokenized in bulk as any other file's. A file that is
-not exactly that layout (a row without its word, bytes outside ASCII, a word too long) is left
-out, for its reader's careful line-by-line path and its exact messages.
+a class name at field 9 and Task1 rows an image id at field 1, so before the bulk path every
+such file was read line by line in Python, three times slower than the same boxes written as
+YOLO-OBB. Here one pass over the text finds every token and line end; the token at the word's
+field of each row is its word, and the others are converted as the tokenizer converts numbers.
+A file that is not exactly that layout (a row without its word, a letter outside the words,
+tabs, an exponent, bytes outside ASCII, a word too long) is left out, for its reader's careful
+line-by-line path and its exact messages.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from hbb2obb.io.numeric_text import NumericRows, byte_groups, numeric_rows
+from hbb2obb.io.numeric_text import NumericRows, _convert, _decimals, _row_layout, _short_integers, byte_groups
 from hbb2obb.io.text import MAX_COORDINATE
 
 _BOM = b"\xef\xbb\xbf"
@@ -65,9 +66,10 @@ def word_rows(blobs, column: int, prepare: Optional[Callable[[bytes], Optional[b
     -------
     WordRows
         A file is taken (``rows.clean``) when each of its non-empty lines is fields separated by
-        single spaces, its word where ``column`` says and numbers elsewhere, as the bulk
-        tokenizer takes them; any other file (tabs, runs of spaces, a line without numbers) is
-        left to its reader's careful path.
+        spaces, its word where ``column`` says and numbers elsewhere, written with digits, an
+        optional leading ``-`` and an optional ``.`` (up to 15 digits, or as ``np.fromstring``
+        reads them); any other file (tabs, exponents, a letter outside the word, a line
+        without numbers) is left to its reader's careful path.
 
     Examples
     --------
@@ -196,69 +198,143 @@ def _joined(found: list, piece_file: np.ndarray, piece_line: np.ndarray, clean: 
     return WordRows(rows, np.concatenate(words) if found else np.zeros(0, dtype=np.int64), after, tuple(vocabulary))
 
 
+_NUMBER_BYTES = b"0123456789-."  # the bytes a number token may hold here (no exponent, no '+')
+
+
 def _split(parts: list, clean: np.ndarray, column: int):
-    """One attempt: the :class:`WordRows`, or the mask of files to leave out and try again without."""
-    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) + 1  # each file gets a "\n"
-    file_start = np.zeros(len(parts) + 1, dtype=np.int64)
+    """One attempt: the :class:`WordRows`, or the mask of files to leave out and try again without.
+
+    One pass finds every token (the runs of bytes above the space) and every line end; the
+    token at ``column`` of each row is its word, every other token a number. A census makes
+    sure that the bytes no number holds (letters, tabs, ``\\r``, ``+``, ``e``...) are all inside
+    the words: the count of such bytes in the whole text must equal their count in the words
+    found, counted once per distinct word.
+    """
+    kept = np.flatnonzero(clean)
+    texts = [parts[i] for i in kept.tolist()]
+    if not texts:
+        return _no_rows(clean)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1  # each file gets a "\n"
+    file_start = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=file_start[1:])
-    data = b"\n".join([*parts, b""])
-    raw = np.frombuffer(data, dtype=np.uint8)
-    keep = clean.copy()
+    data = b"\n".join([*texts, bytes(8)])  # zero bytes after the last "\n": the digit reads stay inside
+    size = len(data) - 8
+    raw = np.frombuffer(data, dtype=np.uint8, count=size)
+    drop = np.zeros(clean.size, dtype=bool)
 
-    def drop(offsets: np.ndarray) -> None:
-        keep[np.searchsorted(file_start, offsets, side="right") - 1] = False
+    def dropped(offsets: np.ndarray) -> np.ndarray:
+        drop[kept[np.searchsorted(file_start, offsets, side="right") - 1]] = True
+        if not drop.any():  # never (offsets always name a file), but an empty mask would retry for ever
+            drop[kept] = True
+        return drop
 
-    drop(np.flatnonzero(raw >= 0x80))  # words are ASCII (the careful path decodes anything else)
-    blanks = np.flatnonzero(raw <= ord(" "))  # every separator: spaces, tabs, line ends
-    at_all = np.flatnonzero(raw[blanks] == ord("\n"))  # each line end, as its place among the separators
-    breaks_all = blanks[at_all]
-    line_start = np.empty_like(breaks_all)
-    line_start[:1] = 0
-    line_start[1:] = breaks_all[:-1] + 1
-    line_index = np.flatnonzero(line_start < breaks_all)  # the non-empty lines
-    line_start, breaks, at_break = line_start[line_index], breaks_all[line_index], at_all[line_index]
-    if column == 0:  # the first field: from the line's start to the first separator after it
-        if line_start.size:
-            drop(line_start[raw[line_start] <= ord(" ")])  # a line that starts blank
-        w_start = line_start
-        w_end = blanks[np.where(line_index > 0, at_all[np.maximum(line_index - 1, 0)] + 1, 0)]
-    else:  # counted from the line's end: the separators before it, each a single space
-        if breaks.size:
-            drop(breaks[raw[breaks - 1] <= ord(" ")])  # a line that ends blank
-        before = blanks[np.maximum(at_break + column, 0)]
-        w_start = before + 1
-        w_end = breaks if column == -1 else blanks[at_break - 1]
-        drop(breaks[(before < line_start) | (at_break + column < 0)])  # too few fields
-    drop(w_start[(w_end <= w_start) | (w_end - w_start > _LONGEST_WORD)])  # runs of separators, long words
-    # take the words out (their bytes, not the whole text, are visited): the numbers that stay
-    # keep their lines, and the tokenizer has as little text to pass over as a YOLO-OBB file's
-    size = np.maximum(w_end - w_start, 0)
-    word_file = np.searchsorted(file_start, w_start, side="right") - 1
-    total = int(size.sum())
-    offsets = np.repeat(w_start - np.cumsum(size) + size, size) + np.arange(total)
-    stays = np.ones(raw.size, dtype=bool)
-    stays[offsets] = False
-    text = raw[stays].tobytes()
-    removed = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(word_file, weights=size, minlength=len(parts)).astype(np.int64), out=removed[1:])
-    bounds = (file_start - removed).tolist()
-    rows = numeric_rows([text[a:b - 1] if ok else None for a, b, ok in zip(bounds[:-1], bounds[1:],
-                                                                                     keep.tolist())])
-    # the words of the files taken, in the tokenizer's row order (files in order, lines in order)
-    taken = rows.clean[word_file]
-    word_file = word_file[taken]
-    file_first_line = np.searchsorted(breaks_all, file_start[:-1])
-    word_line = line_index[taken] - file_first_line[word_file] + 1
-    if not (word_file.size == rows.row_file.size and (word_file == rows.row_file).all()
-            and (word_line == rows.row_line).all()):
-        return _out_of_step(word_file, word_line, rows, clean.size)
-    w_start, w_end = w_start[taken], w_end[taken]
+    if raw.max() >= 0x80:  # words are ASCII (the careful path decodes anything else)
+        return dropped(np.flatnonzero(raw >= 0x80))
+    mask = np.empty(size, dtype=bool)  # one scratch mask for the byte tests
+    breaks = np.flatnonzero(np.equal(raw, ord("\n"), out=mask))
+    token = np.zeros(size + 1, dtype=bool)
+    np.greater(raw, ord(" "), out=token[1:])
+    edges = np.flatnonzero(np.not_equal(token[1:], token[:-1], out=mask))  # alternately a start and an end
+    starts, ends = edges[0::2], edges[1::2]
+    row_start, row_fields, row_file, row_line = _row_layout(starts, breaks, file_start[:-1])
+    if row_fields.size and row_fields.min() < 2:  # a word needs a number beside it
+        return dropped(starts[row_start[row_fields < 2]])
+    word_token = row_start if column == 0 else row_start + row_fields + column
+    w_start, w_end = starts[word_token], ends[word_token]
+    if (w_end - w_start > _LONGEST_WORD).any():
+        return dropped(w_start[w_end - w_start > _LONGEST_WORD])
     word, vocabulary = _factorize(raw, w_start, w_end)
-    after = np.zeros(w_start.size, dtype=np.uint8)
+    # per word of every row: its bytes no number holds, its '-' and its '.' (counted once per distinct word)
+    census = np.array([_word_census(w) for w in vocabulary], dtype=np.int64).reshape(-1, 3)
+    word_other, word_minus, word_dots = np.bincount(word, minlength=len(vocabulary)) @ census
+    # The census, in a few comparisons of every byte with one value (the quickest numpy passes).
+    token_bytes = np.count_nonzero(token)
+    minus = np.count_nonzero(np.equal(raw, ord("-"), out=mask))
+    dots = np.count_nonzero(np.equal(raw, ord("."), out=mask)) if data.find(b".", 0, size) >= 0 else 0
+    # bytes in tokens below '0' or above '9', other than '-' and '.'
+    text_other = (np.count_nonzero(np.greater(raw, ord("9"), out=mask))
+                  + np.count_nonzero(np.less(raw, ord("0"), out=mask)) - (size - token_bytes) - minus - dots)
+    separators = np.count_nonzero(np.less(raw, ord(" "), out=mask))  # "\n", tabs, "\r" and other controls
+    if text_other != word_other or separators != breaks.size:  # a byte no number holds outside the words
+        other = np.flatnonzero(np.frombuffer(data.translate(_OTHER_TABLE), dtype=np.uint8, count=size))
+        at = np.maximum(np.searchsorted(starts, other, side="right") - 1, 0)
+        inside = (other >= starts[at]) & (other < ends[at]) & np.isin(at, word_token)
+        return dropped(other[~inside])
+    is_word = np.zeros(starts.size, dtype=bool)
+    is_word[word_token] = True
+    n_start, n_end = starts[~is_word], ends[~is_word]
+    values, first_is_integer, plain = _numbers(data, raw, (starts, is_word, n_start, n_end, w_start, w_end),
+                                               (minus, word_minus),
+                                               (dots, word_dots), row_start - np.arange(row_start.size))
+    if values is None:  # a number the digit passes and np.fromstring both decline: file by file (rare)
+        if kept.size == 1:
+            drop[kept] = True
+            return drop
+        for index, text in zip(kept.tolist(), texts):
+            drop[index] = not isinstance(_split([text], np.ones(1, dtype=bool), column), WordRows)
+        if not drop.any():
+            drop[kept] = True
+        return drop
+    after = np.zeros(row_start.size, dtype=np.uint8)
     if column == -2:  # the last token, when it is one byte (a DOTA difficult flag): its byte
-        single = breaks[taken] - w_end == 2
-        after[single] = raw[w_end[single] + 1]
+        last = row_start + row_fields - 1
+        single = ends[last] - starts[last] == 1
+        after[single] = raw[starts[last[single]]]
+    rows = NumericRows(values, row_start - np.arange(row_start.size), row_fields - 1, kept[row_file], row_line,
+                       first_is_integer, clean.copy(), plain=plain)
     return WordRows(rows, word, after, vocabulary)
+
+
+_OTHER_TABLE = bytes(0 if byte in _NUMBER_BYTES + b" \n" else 1 for byte in range(256))  # translate: 1 for any other
+
+
+def _word_census(word: str) -> tuple[int, int, int]:
+    """A word's bytes that no number holds, its ``-`` and its ``.``."""
+    return sum(character not in "0123456789-." for character in word), word.count("-"), word.count(".")
+
+
+def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tuple, first: np.ndarray) -> tuple:
+    """The number tokens converted: their values, whether each row's first number is an integer, plain.
+
+    ``tokens`` are every token's start, whether it is a word, and the numbers' starts and ends
+    and the words'; the census has made sure that the numbers hold only digits, ``-`` and
+    ``.``. ``minus`` and ``dots`` count ``-`` and ``.`` in the text and in its words
+    (``small-vehicle``); ``first`` is each row's first number (an index among the numbers).
+    The values are ``None`` when some number is malformed (``1-2``, ``1.2.3``, ``-``).
+    """
+    starts, is_word, n_start, n_end, w_start, w_end = tokens
+
+    def outside_words(at: np.ndarray) -> np.ndarray:
+        return at[~is_word[np.searchsorted(starts, at, side="right") - 1]]
+
+    minus_at = np.zeros(0, dtype=np.intp)
+    if minus[0] > minus[1]:  # some '-' in the numbers
+        minus_at = np.flatnonzero(raw == ord("-"))
+        minus_at = outside_words(minus_at) if minus[1] else minus_at
+    if dots[0] == dots[1]:  # integers
+        values = _short_integers(data, n_start, n_end, minus_at)
+        if values is not None:
+            return values, np.ones(first.size, dtype=bool), True
+    dot_at = np.flatnonzero(raw == ord(".")) if dots[0] else np.zeros(0, dtype=np.intp)
+    dot_at = outside_words(dot_at) if dots[1] else dot_at
+    if dot_at.size == n_start.size and (dot_at > n_start).all() and (dot_at < n_end).all():
+        dot_token = np.arange(dot_at.size)  # one '.' in every number (a Task1 file): no search
+    else:
+        dot_token = np.searchsorted(n_start, dot_at, side="right") - 1  # the number of each '.'
+    values = None
+    signed = raw[n_start] == ord("-")
+    if np.count_nonzero(signed) == minus_at.size:  # no '-' inside a number
+        values = _decimals(raw, n_start, n_end, signed, dot_at, dot_token)
+    if values is None:  # longer numbers: np.fromstring over the text with the words blanked
+        blanked = raw.copy()
+        size = w_end - w_start  # each word's bytes made spaces
+        blanked[np.repeat(w_start - np.cumsum(size) + size, size) + np.arange(int(size.sum()))] = ord(" ")
+        values = _convert(blanked.tobytes(), n_start.size)
+        if values is None:
+            return None, None, False
+    has_dot = np.zeros(n_start.size, dtype=bool)
+    has_dot[dot_token] = True
+    return values, ~has_dot[first], False
 
 
 _MIXING = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))  # odd constants that spread the bits
@@ -308,22 +384,14 @@ def _spelled(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> np.ndar
     """The bytes of each word, one row each, zeros after its end."""
     size = w_end - w_start
     longest = max(int(size.max()), 1) if size.size else 1
-    padded = np.concatenate([raw, np.zeros(longest, dtype=np.uint8)])
-    spelled = padded[w_start[:, None] + np.arange(longest)]
-    spelled[np.arange(longest) >= size[:, None]] = 0
+    beyond = np.arange(longest) >= size[:, None]
+    spelled = raw[np.minimum(w_start[:, None] + np.arange(longest), raw.size - 1)]  # no copy of the text to pad it
+    spelled[beyond] = 0
     return spelled
 
 
-def _out_of_step(word_file: np.ndarray, word_line: np.ndarray, rows: NumericRows, files: int) -> np.ndarray:
-    """The files whose words and rows do not pair one to one (a line of a word alone, say)."""
-    bad = np.zeros(files, dtype=bool)
-    words = np.bincount(word_file, minlength=files)
-    bad |= words != np.bincount(rows.row_file, minlength=files)
-    same = ~bad[word_file]
-    row_same = ~bad[rows.row_file]
-    differ = word_line[same] != rows.row_line[row_same]
-    bad[word_file[same][differ]] = True
-    if not bad.any():  # never: one of the two comparisons above always finds the file
-        raise AssertionError("word_rows: words and rows out of step, no file found")
-    return bad
-
+def _no_rows(clean: np.ndarray) -> WordRows:
+    """No row: the split of no file."""
+    none = np.zeros(0, dtype=np.int64)
+    rows = NumericRows(np.zeros(0), none, none, none, none, np.zeros(0, dtype=bool), clean.copy(), plain=True)
+    return WordRows(rows, none, np.zeros(0, dtype=np.uint8), ())

@@ -197,6 +197,115 @@ def test_a_word_alone_on_its_line_sends_the_file_the_careful_way():
 def test_two_words_that_share_a_key_are_still_told_apart(monkeypatch):
     from hbb2obb.io import word_column
 
-    monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0), np.uint64(0)))  # words of one length share a key
+    monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 2)  # words of one length share a key
     split = word_rows([b"car 1 2\nbus 3 4\ncar 5 6\n"], column=0)
     assert [split.vocabulary[w] for w in split.word] == ["car", "bus", "car"]
+
+
+@pytest.mark.parametrize("mixing", ["usual", "none"])
+def test_long_words_that_differ_only_in_their_middle_bytes_are_told_apart(monkeypatch, mixing):
+    from hbb2obb.io import word_column
+
+    if mixing == "none":
+        monkeypatch.setattr(word_column, "_MIXING", (np.uint64(0),) * 2)
+    # past 16 bytes, the first and last 8 do not cover a word: its middle bytes are compared too
+    words = [b"ground-track-field-a", b"ground-track-fielc-a", b"x" * 18 + b"1" + b"x" * 12,
+             b"x" * 18 + b"2" + b"x" * 12, b"ground"]
+    order = [0, 1, 2, 3, 4, 1, 0, 4, 2, 2, 3, 3]
+    split = word_rows([b"".join(words[i] + b" 1 2\n" for i in order)], column=0)
+    assert [split.vocabulary[w] for w in split.word] == [words[i].decode() for i in order]
+
+
+def _dota_taken(tmp_path, blob: bytes, strict: bool = False) -> bool:
+    """Whether the bulk path takes a DOTA file; when it does, its arrays must be read_dota's, bit for bit."""
+    found = dota.read_dota_many([blob], [strict], MAP)
+    if not found.files.size:
+        return False
+    path = tmp_path / "one.txt"
+    path.write_bytes(blob)
+    one = dota.read_dota(path, strict=strict, label_map=MAP).boxes
+    assert found.corners.tobytes() == one.corners.tobytes()  # bytes: -0.0 and 0.0 told apart
+    assert found.class_id.tolist() == one.class_id.tolist() and found.line.tolist() == one.line.tolist()
+    assert found.difficult.tolist() == one.difficult.tolist()
+    assert found.score.tobytes() == (np.full(len(one), np.nan) if one.score is None else one.score).tobytes()
+    return True
+
+
+GOOD = "1 2 3 4 5 6 7 8 plane 0\n"
+
+
+@pytest.mark.parametrize("text, taken", [
+    (GOOD + "plane 2 3 4 5 6 7 8 9 0\n", False),  # the name in field 1: field 9 is a number
+    (GOOD + "1 2 3 4 5 6 7 plane 8 0\n", False),  # the name in field 8, the count right
+    (GOOD + "1 plane 3 4 5 6 7 8 ship 0\n", False),  # a second name, the field count right
+    (GOOD + "1e3 2 3 4 5 6 7 8 plane 0\n", False),  # an exponent next to the names
+    (GOOD + "1 2 3 4 5 6 7 8 1e5 0\n", False),  # a numeric-looking name
+    (GOOD + "1 2 3 4 5 6 7 8 7 0\n", False),
+    (GOOD + "+1 2 3 4 5 6 7 8 plane 0\n", False),
+    (GOOD + "1-2 2 3 4 5 6 7 8 small-vehicle 0\n", False),  # a '-' inside a number, '-' in the names
+    (GOOD + "1 2 3 4 5 6 7 8 small-vehicle 0\n-0 -2 -3.5 4 5 6 7 8 small-vehicle 1\n", True),
+    (GOOD + "1 2 3 4 5 6 7 8 plane\t0\n", False),
+    (GOOD + "1 2 3 4 5 6 7 8 plane\x0c0\n", False),  # form feed: a separator to str.split, not a space
+    (GOOD + "1 2 3 4 5 6 7 8 plane 0\x00\n", False),
+    (GOOD + "1 2 3 4 5 6 7 8 pl\u00e4ne 0\n", False),
+    (GOOD + "1 2 3 4 5 6 7 8 car 0\n", False),  # not in the label map
+    (GOOD + "1 2 3 4 5 6 7 plane 0\n", False),  # too few fields
+    (GOOD + "1 2 3 4 5 6 7 8 9 plane 0\n", False),  # too many
+    (GOOD + "1 2 3 4 5 6 7 8 plane 0 0.5\n", False),  # a score after the flag
+    (GOOD + "plane\n", False),
+    (GOOD + "gsd:0.5\n", False),  # a header line after the boxes
+    ("imagesource:GoogleEarth\ngsd:0.3\n" + GOOD, True),
+    (GOOD + "  1  2 3 4 5 6 7 8   SHIP 1  \n", True),  # runs of spaces: str.split reads them alike
+    (GOOD + ".5 5. 3 4 5 6 7 8 plane 0\n", True),
+    (GOOD + "1.2.3 2 3 4 5 6 7 8 plane 0\n", False),
+    (GOOD + "- 2 3 4 5 6 7 8 plane 0\n", False),
+    (GOOD + "12345678901234567 2 3 4 5 6 7 8 plane 0\n", False),  # beyond the coordinate limit
+    (GOOD + "0.12345678901234567 2 3 4 5 6 7 8 plane 0\n", True),  # 18 digits: np.fromstring reads it
+    (GOOD + "123456789 2 3 4 5 6 7 8 plane 1\n", True),  # 9 digits: not the short-integer pass
+    (GOOD + "1 2 3 4 5 6 7 8 " + "p" * 70 + " 0\n", False),
+])
+def test_hostile_dota_rows_are_read_as_line_by_line_or_left_to_it(tmp_path, text, taken):
+    assert _dota_taken(tmp_path, text.encode("utf-8"), strict=False) is taken
+
+
+def test_a_name_only_in_its_own_field_passes_the_census_whatever_bytes_it_holds(tmp_path):
+    """Digits, '-' and '.' inside the names are told apart from the numbers' own."""
+    names = {0: "small-vehicle", 1: "v1.5", 2: "-x-"}
+    blob = b"-1 -2.5 3 4 5 6 7 8 small-vehicle 0\n1.5 2 -3 4 5 6 7 -8.25 v1.5 1\n-0 0 1 1 2 2 3 3 -x- 0\n"
+    found = dota.read_dota_many([blob], [True], names)
+    assert found.files.tolist() == [0]
+    assert found.corners.reshape(-1, 8).tolist() == [[-1, -2.5, 3, 4, 5, 6, 7, 8], [1.5, 2, -3, 4, 5, 6, 7, -8.25],
+                                                     [-0.0, 0, 1, 1, 2, 2, 3, 3]]
+    assert np.signbit(found.corners[2, 0, 0]) and found.class_id.tolist() == [0, 1, 2]
+    assert found.difficult.tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("rows, taken", [
+    (["P-1.a 0.5 -1.5 2 3 4 5 6 7 8", "P-1.a 0.25 1 -2.5 3 4 5 6 7 8"], True),  # '-' and '.' in the ids
+    (["P1 0.123456789012345678 1 2 3 4 5 6 7 8"], True),  # a long score: np.fromstring
+    (["P1 1e-3 1 2 3 4 5 6 7 8"], False),
+    (["P1 0.5 1 2 3 4 5 6 7 x"], False),
+    (["0.5 P1 1 2 3 4 5 6 7 8"], False),  # the id in field 2
+    (["P1 0.5 1 2 3 4 5 6 7 8", "P1"], False),
+    (["P1 0.5 1-2 2 3 4 5 6 7 8"], False),
+    (["P1 0.5 1 2 3 4 5 6 7 8 9"], False),  # a field too many: the careful path's message
+    (["  P1   0.5 1 2 3 4 5 6 7 8 "], True),
+])
+def test_hostile_task1_rows_are_read_as_line_by_line_or_left_to_it(tmp_path, monkeypatch, rows, taken):
+    blob = ("\n".join(rows) + "\n").encode()
+    assert (0 in dota_task1._bulk_rows([blob])[1]) is taken
+    (tmp_path / "Task1_plane.txt").write_bytes(blob)
+    bulk = dota_task1.read_task1(tmp_path, MAP)
+    monkeypatch.setattr(dota_task1, "_bulk_rows", lambda blobs: ((), {}))
+    careful = dota_task1.read_task1(tmp_path, MAP)
+    assert bulk.problems == careful.problems and list(bulk.boxes) == list(careful.boxes)
+    for image, boxes in careful.boxes.items():
+        for field in ("corners", "class_id", "score", "line"):
+            assert getattr(bulk.boxes[image], field).tobytes() == getattr(boxes, field).tobytes(), (image, field)
+
+
+def test_a_bad_number_in_one_file_leaves_the_others_of_its_group_in_bulk():
+    good = b"P1 0.5 1 2 3 4 5 6 7 8\n"
+    split = word_rows([good, b"P2 0.5 1-2 2 3 4 5 6 7 8\n", good, b"P3 0.5 1.2.3 2 3 4 5 6 7 8\n"], column=0)
+    assert split.rows.clean.tolist() == [True, False, True, False]
+    assert split.rows.values.tolist() == [0.5, 1, 2, 3, 4, 5, 6, 7, 8] * 2
