@@ -257,6 +257,8 @@ def _split(parts: list, clean: np.ndarray, column: int):
     separators = np.count_nonzero(np.less(raw, ord(" "), out=mask))  # "\n", tabs, "\r" and other controls
     if text_other != word_other or separators != breaks.size:  # a byte no number holds outside the words
         other = np.flatnonzero(np.frombuffer(data.translate(_OTHER_TABLE), dtype=np.uint8, count=size))
+        if not starts.size:  # no token at all (a tab alone on its line): no word can hold them
+            return dropped(other)
         at = np.maximum(np.searchsorted(starts, other, side="right") - 1, 0)
         inside = (other >= starts[at]) & (other < ends[at]) & np.isin(at, word_token)
         return dropped(other[~inside])

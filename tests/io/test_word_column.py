@@ -309,3 +309,21 @@ def test_a_bad_number_in_one_file_leaves_the_others_of_its_group_in_bulk():
     split = word_rows([good, b"P2 0.5 1-2 2 3 4 5 6 7 8\n", good, b"P3 0.5 1.2.3 2 3 4 5 6 7 8\n"], column=0)
     assert split.rows.clean.tolist() == [True, False, True, False]
     assert split.rows.values.tolist() == [0.5, 1, 2, 3, 4, 5, 6, 7, 8] * 2
+
+
+@pytest.mark.parametrize("blob", [b"\t\n", b"\x00", b" \t \n\n", b"imagesource:x\ngsd:1\n\t\n"])
+@pytest.mark.parametrize("column", [0, -1, -2])
+def test_text_of_no_token_but_control_bytes_goes_the_careful_way(blob, column):
+    # no token at all in the group: the census finds the tab or NUL and has no word to put it in
+    split = word_rows([blob], column, dota._blank_headers if column == -2 else None)
+    assert split.rows.clean.tolist() == [False] and split.rows.row_file.size == 0
+
+
+def test_a_dota_file_of_headers_and_a_tab_reads_as_line_by_line(tmp_path, monkeypatch):
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"imagesource:x\ngsd:1\n\t\n")  # an error once: no token for the census to look in
+    bulk = read_obb_batch([path], strict=True, label_map=MAP)
+    _careful_only(monkeypatch)
+    careful = read_obb_batch([path], strict=True, label_map=MAP)
+    assert len(bulk.boxes(np.ones(1, dtype=bool))) == len(careful.boxes(np.ones(1, dtype=bool))) == 0
+    assert bulk.problems == careful.problems
