@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from hbb2obb.errors import UsageError
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.atomic import write_text_atomic
 
 MANIFEST_NAME = ".hbb2obb-written.json"
@@ -95,14 +95,29 @@ class OutputGuard:
     def __enter__(self) -> "OutputGuard":
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        """Leaving a ``with`` block saves the record, however the block ended (a failed gate, a broken write)."""
-        self.save()
+    def __exit__(self, kind, *exc_info) -> None:
+        """Leaving a ``with`` block saves the record, however the block ended (a failed gate, a broken write).
+
+        When the block ended on an error, that error is the one reported: a record that cannot
+        be written then is left as it is.
+        """
+        if kind is None or issubclass(kind, SystemExit):
+            self.save()
+            return
+        try:
+            self.save()
+        except InputError:
+            pass
 
     def save(self) -> None:
         """Write every changed folder's record atomically."""
         for folder in sorted(self._dirty):
             text = json.dumps({"written_by": "hbb2obb", "files": self._manifests[folder]}, indent=0, sort_keys=True)
-            write_text_atomic(folder / MANIFEST_NAME, text + "\n")
+            try:
+                write_text_atomic(folder / MANIFEST_NAME, text + "\n")
+            except OSError as exc:  # the outputs are written; only the record of them is not
+                raise InputError(f"{folder / MANIFEST_NAME}: cannot record the files written to {folder} "
+                                 f"({exc.strerror or exc}); a later run will need --overwrite to replace them"
+                                 ) from None
         self._dirty.clear()
         self._saved_at = time.monotonic()

@@ -220,3 +220,19 @@ def test_a_failed_gate_still_records_what_it_wrote(data):
     code, _, err = run(*args)  # the second run may replace the first run's file: it is recorded
     assert code == 1, err
     assert "did not write" not in err
+
+
+def test_a_record_that_cannot_be_written_is_one_clear_error(data):
+    (data / "out" / MANIFEST_NAME).mkdir(parents=True)  # hostile: the record's name taken by a folder
+    code, _, err = run(data / "gt", data / "pred", "-nb", "-o", data / "out" / "m.yaml")
+    assert code == 2 and "Traceback" not in err
+    assert str(data / "out" / MANIFEST_NAME) in err and "cannot record" in err
+    assert "total_gt" in (data / "out" / "m.yaml").read_text()  # the output itself was written
+
+
+def test_an_error_in_the_run_is_not_hidden_by_the_record(data):
+    (data / "out" / MANIFEST_NAME).mkdir(parents=True)
+    (data / "figs").write_text("a file where --plots wants a folder\n")
+    code, _, err = run(data / "gt", data / "pred", "-nb", "-o", data / "out" / "m.yaml", "--plots", data / "figs",
+                       "--overwrite")
+    assert code == 2 and "--plots" in err and "cannot record" not in err
