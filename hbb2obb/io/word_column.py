@@ -265,9 +265,9 @@ def _split(parts: list, clean: np.ndarray, column: int):
     is_word = np.zeros(starts.size, dtype=bool)
     is_word[word_token] = True
     n_start, n_end = starts[~is_word], ends[~is_word]
+    first_number = row_start - np.arange(row_start.size)  # each row's first number among the numbers: one word a row
     values, first_is_integer, plain = _numbers(data, raw, (starts, is_word, n_start, n_end, w_start, w_end),
-                                               (minus, word_minus),
-                                               (dots, word_dots), row_start - np.arange(row_start.size))
+                                               (minus, word_minus), (dots, word_dots), first_number)
     if values is None:  # a number the digit passes and np.fromstring both decline: file by file (rare)
         if kept.size == 1:
             drop[kept] = True
@@ -282,8 +282,8 @@ def _split(parts: list, clean: np.ndarray, column: int):
         last = row_start + row_fields - 1
         single = ends[last] - starts[last] == 1
         after[single] = raw[starts[last[single]]]
-    rows = NumericRows(values, row_start - np.arange(row_start.size), row_fields - 1, kept[row_file], row_line,
-                       first_is_integer, clean.copy(), plain=plain)
+    rows = NumericRows(values, first_number, row_fields - 1, kept[row_file], row_line, first_is_integer, clean.copy(),
+                       plain=plain)
     return WordRows(rows, word, after, vocabulary)
 
 
