@@ -45,7 +45,11 @@ def overlay_frames(program: str, overlay: Optional[Path], img_source: Optional[P
 
 def overlay_targets(table, overlay: Optional[Path]) -> list[Path]:
     """The files ``--overlay`` may write for a run: one JPEG per frame (checked before any is written)."""
-    return [] if overlay is None else [overlay / f"{name}.jpg" for name in table.frame_names]
+    if overlay is None:
+        return []
+    from hbb2obb.plotting.overlay import overlay_path  # matplotlib only when pictures are asked for
+
+    return [overlay_path(overlay, name) for name in table.frame_names]
 
 
 def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path], size: int, no_bar: bool,

@@ -220,6 +220,11 @@ class OverlayRun:
         return [("overlay", f"frame {name}: {reason}: no overlay written") for name, reason in self.skipped.items()]
 
 
+def overlay_path(out_dir, name: str) -> Path:
+    """Where :func:`write_overlays` writes the overlay of the frame ``name``."""
+    return Path(out_dir) / f"{name}.jpg"
+
+
 def write_overlays(table, images, out_dir, size: int = DEFAULT_SIZE, *, quality: int = 85,
                    progress: Optional[Callable[[int], None]] = None, **options) -> OverlayRun:
     """Write ``OUT_DIR/<frame>.jpg`` for every frame of ``table`` that has an image.
@@ -259,7 +264,7 @@ def write_overlays(table, images, out_dir, size: int = DEFAULT_SIZE, *, quality:
             except InputError as exc:  # an unreadable frame costs its overlay, never the run
                 images.missing[name] = str(exc)
             else:
-                path = out_dir / f"{name}.jpg"
+                path = overlay_path(out_dir, name)
                 with atomic_path(path) as temporary:  # a killed run leaves the old overlay or the new one
                     picture.save(temporary, format="JPEG", quality=quality, optimize=True)
                 run.written.append(path)
