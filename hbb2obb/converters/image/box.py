@@ -289,6 +289,22 @@ def edge_confidence(edges: float, hbb_edges: float) -> float:
     return float(min(1.0, max(0.0, edges / hbb_edges)))
 
 
+def contrast_share(support: float, full: float) -> float:
+    """A box's colour contrast with the band around it (nats, :func:`box_support`) as a share in
+    [0, 1]: ``support / full``, clipped.
+
+    It is half the confidence of a fit to an HBB shrunk by a margin, which follows its mask
+    (``margin_hbb_weight``), so that the mask's agreement with it tells a good fit from a bad one
+    less well; how much the fitted box stands out from its surroundings still does.
+
+    Examples
+    --------
+    >>> contrast_share(1.5, 3.0), contrast_share(4.0, 3.0), contrast_share(-0.5, 3.0)
+    (0.5, 1.0, 0.0)
+    """
+    return float(min(1.0, support / full)) if support > 0 else 0.0
+
+
 def inscribed_box(segmentation: Segmentation, axis: float, reason: str, params: ImageParams,
                   min_edge_ratio: float = 1.0) -> BoxResult:
     """The rectangle at ``axis`` inscribed in a tight HBB (its sides are then fixed by the angle),

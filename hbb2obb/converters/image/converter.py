@@ -21,7 +21,8 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    refines the angle when it agrees with the hint (a loose box's angle then moves half way to
    the mask's principal axis when the two agree: every pixel votes there); the four sides are
    then a least-squares compromise between the mask's extents and the HBB. How the HBB is read is the
-   ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint);
+   ``tightness``: *tight*, the bounding box of the object's rectangle (nearly a constraint;
+   less so once shrunk by a margin, whose one value for the frame is off for each box);
    *loose*, the bounding box of a vehicle with rounded corners (``corner_radius`` times its
    breadth), which is why hand-drawn HBBs sit inside the corners of a diagonal vehicle's
    rectangle.
@@ -33,9 +34,12 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    how well the rectangle agrees with the box's own mask, the share of the mask it holds (loose
    HBBs) or the mean of that share and the IoU of mask and rectangle (tight HBBs, whose
    rectangle is nearly fixed by the HBB, so that a rectangle holding more than the object also
-   counts). A fallback scores 0; a box without a mask of its own (inscribed at its rows' axis)
-   scores its edge support against the HBB's, capped at 1; a box narrowed to its side-by-side
-   neighbours scores 1 (``narrowed_confidence``). Measured in docs/converter.md (Confidence).
+   counts). A tight fit to a box shrunk by a margin, which follows its mask more closely, has
+   the mean of that score and its colour contrast with its surroundings as a share
+   (:func:`~hbb2obb.converters.image.box.contrast_share`). A fallback scores 0; a box without a
+   mask of its own (inscribed at its rows' axis) scores its edge support against the HBB's,
+   capped at 1; a box narrowed to its side-by-side neighbours scores 1 (``narrowed_confidence``).
+   Measured in docs/converter.md (Confidence).
 
 Per frame (:mod:`hbb2obb.converters.image.scene`): ``auto`` tightness is read from the HBBs;
 boxes whose own pixels left the diagonal open take their neighbours' orientation; a class
@@ -79,6 +83,7 @@ from hbb2obb.converters.image.box import (
     REASON_SLIVER,
     REASON_WEAK,
     BoxResult,
+    contrast_share,
     fit_box,
     hbb_corners,
     inscribed_box,
@@ -230,6 +235,9 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
         params = replace(params, tightness=tightness)
     if margin > 0:  # what the boxes hold: the objects' bounds, as tight HBBs give them
         xyxy = shrink_boxes(xyxy, margin)
+        # a looser constraint than a tight HBB: the frame's one margin is off for each box by its own
+        weight = params.margin_hbb_weight if params.margin == "auto" else params.given_margin_hbb_weight
+        params = replace(params, tight_hbb_weight=weight)
     tight = params.tight
     classes = np.zeros(len(xyxy), dtype=np.int64) if class_ids is None else np.asarray(class_ids).reshape(-1)
     segmentations = [segment_box(image, box, params) for box in xyxy]
@@ -273,6 +281,10 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
                 results[index] = result.fallen_back(REASON_SLIVER)
             elif is_weak(result, xyxy[index], params):
                 results[index] = result.fallen_back(REASON_WEAK)
+    if margin > 0 and tight:  # fits that follow their masks: how well a mask agrees with its fit says less
+        for result in results:
+            if result.corners is not None and result.from_mask:
+                result.confidence = (result.confidence + contrast_share(result.support, params.margin_contrast)) / 2
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))
