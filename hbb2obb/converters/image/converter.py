@@ -34,9 +34,10 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    how well the rectangle agrees with the box's own mask, the share of the mask it holds (loose
    HBBs) or the mean of that share and the IoU of mask and rectangle (tight HBBs, whose
    rectangle is nearly fixed by the HBB, so that a rectangle holding more than the object also
-   counts). A tight fit to a box shrunk by a margin, which follows its mask more closely, has
-   the mean of that score and its colour contrast with its surroundings as a share
-   (:func:`~hbb2obb.converters.image.box.contrast_share`). A fallback scores 0; a box without a
+   counts), for a tight HBB averaged with how closely the rectangle's bounds keep to the HBB's
+   sides (:func:`~hbb2obb.converters.image.box.bounds_share`), or, for a box shrunk by a
+   margin, whose fit follows its mask more closely, with its colour contrast with its
+   surroundings as a share (:func:`~hbb2obb.converters.image.box.contrast_share`). A fallback scores 0; a box without a
    mask of its own (inscribed at its rows' axis) scores its edge support against the HBB's,
    capped at 1; a box narrowed to its side-by-side neighbours scores 1 (``narrowed_confidence``).
    Measured in docs/converter.md (Confidence).
@@ -83,6 +84,7 @@ from hbb2obb.converters.image.box import (
     REASON_SLIVER,
     REASON_WEAK,
     BoxResult,
+    bounds_share,
     contrast_share,
     fit_box,
     hbb_corners,
@@ -281,10 +283,15 @@ def convert_boxes(image, xyxy, params: ImageParams = ImageParams(), *, class_ids
                 results[index] = result.fallen_back(REASON_SLIVER)
             elif is_weak(result, xyxy[index], params):
                 results[index] = result.fallen_back(REASON_WEAK)
-    if margin > 0 and tight:  # fits that follow their masks: how well a mask agrees with its fit says less
-        for result in results:
-            if result.corners is not None and result.from_mask:
-                result.confidence = (result.confidence + contrast_share(result.support, params.margin_contrast)) / 2
+    if tight:  # a tight fit's confidence: its mask's agreement, and how well the fit sits in its box
+        for index, result in enumerate(results):
+            if result.corners is None or not result.from_mask:
+                continue
+            if margin > 0:  # it follows its mask: how much it stands out from its surroundings
+                share = contrast_share(result.support, params.margin_contrast)
+            else:  # the HBB nearly fixes it: how closely its bounds keep to the HBB's sides
+                share = bounds_share(result.corners, xyxy[index], params.tight_bounds)
+            result.confidence = (result.confidence + share) / 2
     corners = np.zeros((len(xyxy), 4, 2))
     fallback = np.zeros(len(xyxy), dtype=bool)
     confidence = np.zeros(len(xyxy))

@@ -216,3 +216,25 @@ def test_the_confidence_of_a_margin_fit_counts_its_colour_contrast(thermal):
                 ious.append(iou(result.corners[k], gt[k]))
         ranks[key] = spearmanr(confidence, ious).statistic
     assert ranks["default"] > ranks["agreement"] + 0.05, ranks
+
+
+def test_the_confidence_of_a_tight_fit_counts_how_its_bounds_keep_to_its_hbb(thermal):
+    """A tight HBB is its object's bounding box, so a fit whose bounds the mask pulled off the
+    HBB's sides is more often wrong: half of a tight fit's confidence is how closely its bounds
+    keep to them (Spearman 0.24 against 0.14 for the mask's agreement alone on these frames)."""
+    from scipy.stats import spearmanr
+
+    ranks = {}
+    tight = ImageParams(tightness="tight")
+    for key, params in (("default", tight), ("agreement", replace(tight, tight_bounds=1e12))):
+        confidence, ious = [], []
+        for index in range(2):
+            image, xyxy = _frame(thermal["tight"], index)
+            result = convert_boxes(image, xyxy, params)
+            name = thermal["tight"].frame_names[index]
+            gt = np.loadtxt(thermal["tight"].gt_dir / f"{name}.txt", ndmin=2)[:, 1:].reshape(-1, 4, 2)
+            for k in np.flatnonzero(~result.fallback):
+                confidence.append(result.confidence[k])
+                ious.append(iou(result.corners[k], gt[k]))
+        ranks[key] = spearmanr(confidence, ious).statistic
+    assert ranks["default"] > ranks["agreement"] + 0.05, ranks
