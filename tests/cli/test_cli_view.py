@@ -87,6 +87,13 @@ def test_serve_answers_on_localhost_and_stops_on_ctrl_c(tmp_path):
         assert json.loads(data[len("hbb2obbIndex("):-3])["frames"]["name"] == ["a", "b", "c"]
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
-        process.stderr.close()
+        try:  # a fresh clone's full suite once took over 10 s here (not seen again in 18 runs, loaded or not)
+            status = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"--serve did not stop within 30 s of Ctrl-C: {process.stderr.read()!r}") from None
+        finally:
+            process.stderr.close()
+        assert status == 0
     assert Path(tmp_path / "page" / "index.html").is_file()
