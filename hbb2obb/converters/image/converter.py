@@ -34,13 +34,13 @@ scaled HBB resampled so that its long side is ``imgsz`` pixels:
    how well the rectangle agrees with the box's own mask, the share of the mask it holds (loose
    HBBs) or the mean of that share and the IoU of mask and rectangle (tight HBBs, whose
    rectangle is nearly fixed by the HBB, so that a rectangle holding more than the object also
-   counts), for a tight HBB averaged with how closely the rectangle's bounds keep to the HBB's
-   sides (:func:`~hbb2obb.converters.image.box.bounds_share`), or, for a box shrunk by a
-   margin, whose fit follows its mask more closely, with its colour contrast with its
-   surroundings as a share (:func:`~hbb2obb.converters.image.box.contrast_share`). A fallback scores 0; a box without a
-   mask of its own (inscribed at its rows' axis) scores its edge support against the HBB's,
-   capped at 1; a box narrowed to its side-by-side neighbours scores 1 (``narrowed_confidence``).
-   Measured in docs/converter.md (Confidence).
+   counts; a box narrowed to its side-by-side neighbours, whose mask no longer judges it, 1:
+   ``narrowed_confidence``). A tight fit averages that with how closely the rectangle's bounds
+   keep to the HBB's sides (:func:`~hbb2obb.converters.image.box.bounds_share`), or, in a box
+   shrunk by a margin, whose fit follows its mask more closely, with its colour contrast with its
+   surroundings as a share (:func:`~hbb2obb.converters.image.box.contrast_share`). A fallback
+   scores 0; a box without a mask of its own (inscribed at its rows' axis) scores its edge
+   support against the HBB's, capped at 1. Measured in docs/converter.md (Confidence).
 
 Per frame (:mod:`hbb2obb.converters.image.scene`): ``auto`` tightness is read from the HBBs;
 boxes whose own pixels left the diagonal open take their neighbours' orientation; a class
