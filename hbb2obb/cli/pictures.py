@@ -64,8 +64,9 @@ def emit_overlays(program: str, table, img_source: Path, overlay: Optional[Path]
 
     with progress_bar(len(table.frame_names), "Overlays", no_bar) as bar:
         run = write_overlays(table, img_source, overlay, size, progress=bar.update)
-    for path in run.written if wrote is not None else ():
-        wrote(path)
+    if wrote is not None:
+        for path in run.written:
+            wrote(path)
     warn(program, run.warnings())
     skipped = f" ({len(run.skipped)} frames without a readable image skipped)" if run.skipped else ""
     click.echo(f"{program}: wrote {len(run.written)} overlays to {overlay}{skipped}", err=True)
