@@ -29,12 +29,14 @@ from hbb2obb.converters.distribute import Frame, plan_frames, remove_temporaries
 from hbb2obb.converters.frame_tasks import FrameJob
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, margin_value, validate_parameters
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
+from hbb2obb.io.folder_lock import FolderLock
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
 
+LOCK_NAME = ".hbb2obb-convert.lock"
 PROGRAM = "hbb2obb"
 
 
@@ -201,6 +203,10 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                    drawing=outputs.drawing if save_img else None, label_map=label_map,
                    fallback_warn_share=outputs.fallback_warn_share)
     folders = {"obb": obb_dir, "confidence": confidence_dir, "polygon": polygon_dir, "picture": viz_dir}
+    if not prompted:
+        raise InputError(f"{hbb_dir}: none of the {len(frames)} image(s) in {img_source} has an HBB file here "
+                         f"(looked for {frames[0].stem}.txt and the like): nothing to convert")
+    warnings += [("lock", note) for note in lock_outputs(folders[kind] for kind in job.kinds())]
     suffixes = {"picture": ".jpg"}
     to_convert = [Frame(p, hbb_dir / f"{p.stem}.txt",
                         {kind: folders[kind] / f"{p.stem}{suffixes.get(kind, '.txt')}" for kind in job.kinds()})
@@ -299,6 +305,17 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         click.echo(f"{PROGRAM}: error: {len(unreadable)} frame(s) could not be read and have no OBB file "
                    f"(first: {unreadable[0]})", err=True)
         raise SystemExit(1)
+
+
+def lock_outputs(folders) -> list[str]:
+    """Hold the lock of each output folder until the command ends (a second conversion into one of
+    them is refused, exit status 2); the notes a person should hear (a dead run's lock taken over)."""
+    context = click.get_current_context()
+    notes = []
+    for folder in sorted({os.path.realpath(folder) for folder in folders}):
+        notes += context.with_resource(FolderLock(Path(folder), LOCK_NAME, "conversion",
+                                                  "wait for it to finish, or give another --obb_dir")).notes
+    return notes
 
 
 def _frame_failed(call: tuple, exc: BaseException):

@@ -1,86 +1,28 @@
-"""One sweep per run folder at a time: a lock file holding who runs there.
+"""One sweep per run folder at a time, and the run folder's scratch space.
 
 Two sweeps writing one ``results.yaml`` lose each other's points, so a sweep takes
-``<run folder>/.sweep.lock`` before it writes anything and keeps it until it has finished. The
-file holds the holder's pid, host and start time, for the message a second sweep gets. The
-lock itself is an exclusive ``flock`` on the file, which the kernel drops when its process dies
-in any way (``kill -9`` included), so a lock left by a dead process never blocks; the pid is
-checked too (on the same host), for filesystems where ``flock`` does nothing.
-
-While it holds the lock a sweep owns the folder's scratch space (``.scratch``), so it may clean
-what a killed sweep left there.
+``<run folder>/.sweep.lock`` (a :class:`~hbb2obb.io.folder_lock.FolderLock`) before it writes
+anything and keeps it until it has finished. While it holds the lock a sweep owns the folder's
+scratch space (``.scratch``), so it may clean what a killed sweep left there.
 """
 
 from __future__ import annotations
 
-import datetime
-import errno
-import json
-import os
 import shutil
-import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
-from hbb2obb.errors import InputError
+from hbb2obb.io.folder_lock import FolderLock, LockedError, describe_holder
+
+__all__ = ["LOCK_NAME", "SCRATCH_NAME", "LockedError", "RunLock", "describe_holder"]
 
 LOCK_NAME = ".sweep.lock"
 SCRATCH_NAME = ".scratch"
 
 
-class LockedError(InputError):
-    """Another live process holds the run folder's lock (exit status 2): the folder is an
-    output that cannot be used now, an input error as the Python API raises it."""
-
-
-def _process_start(pid: int) -> Optional[int]:
-    """When ``pid`` started, in clock ticks since boot (Linux); ``None`` when unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces: split after it.
-    fields = stat.rpartition(")")[2].split()
-    try:
-        return int(fields[19])  # field 22 of the whole line
-    except (IndexError, ValueError):
-        return None
-
-
-def _alive(pid: int, start: Optional[int]) -> bool:
-    """Whether process ``pid`` runs on this host and is the one that started at ``start``."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # somebody else's process: it exists
-        pass
-    now = _process_start(pid)
-    return start is None or now is None or now == start  # a reused pid started later
-
-
-def describe_holder(holder: dict) -> str:
-    """``pid 123 on host-a since 2026-12-01 20:31:52`` from a lock file's content."""
-    return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} "
-            f"since {holder.get('started', '?')}")
-
-
-def _read_holder(handle) -> dict:
-    handle.seek(0)
-    try:
-        holder = json.loads(handle.read() or "{}")
-    except ValueError:
-        return {}
-    return holder if isinstance(holder, dict) else {}
-
-
 @dataclass
-class RunLock:
-    """The lock of one run folder; use as a context manager, or :meth:`acquire` / :meth:`release`.
-
-    ``notes`` collects what a person should hear (a dead holder's lock taken over, a killed
-    sweep's scratch space removed); the CLI prints them as warnings.
+class RunLock(FolderLock):
+    """The lock of one run folder; ``notes`` also says when a killed sweep's scratch space was removed.
 
     Examples
     --------
@@ -94,74 +36,15 @@ class RunLock:
     >>> folder.rmdir()
     """
 
-    folder: Path
-    notes: list = field(default_factory=list)
-    _handle: Optional[object] = None
+    name: str = LOCK_NAME
+    holder: str = "sweep"
+    hint: str = "wait for it to finish, or use another --run_name"
 
-    @property
-    def path(self) -> Path:
-        return Path(self.folder) / LOCK_NAME
-
-    def acquire(self) -> "RunLock":
-        """Take the lock, or raise :class:`LockedError` naming the live holder."""
-        import fcntl
-
-        Path(self.folder).mkdir(parents=True, exist_ok=True)
-        while True:
-            handle = open(self.path, "a+", encoding="utf-8")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                holder = _read_holder(handle)
-                handle.close()
-                if exc.errno in (errno.EAGAIN, errno.EACCES):
-                    raise LockedError(self._refusal(holder)) from None
-                raise
-            try:
-                same_file = os.fstat(handle.fileno()).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same_file = False
-            if same_file:
-                break
-            handle.close()  # the holder removed the file between our open and our flock: try again
-        holder = _read_holder(handle)
-        if holder and holder.get("host") == socket.gethostname() and holder.get("pid") != os.getpid() \
-                and isinstance(holder.get("pid"), int) and _alive(holder["pid"], holder.get("pid_start")):
-            handle.close()  # a live process that flock did not stop (a filesystem without flock)
-            raise LockedError(self._refusal(holder))
-        if holder:
-            self.notes.append(f"{self.folder}: took over the lock of a sweep that is gone ({describe_holder(holder)})")
-        handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                 "started": datetime.datetime.now().isoformat(timespec="seconds"),
-                                 "pid_start": _process_start(os.getpid())}) + "\n")
-        handle.flush()
-        self._handle = handle
+    def acquired(self) -> None:
         scratch = Path(self.folder) / SCRATCH_NAME
         if scratch.exists():
             shutil.rmtree(scratch, ignore_errors=True)
             self.notes.append(f"{scratch}: removed the scratch space an interrupted sweep left")
-        return self
 
-    def _refusal(self, holder: dict) -> str:
-        return (f"{self.folder} is in use by another sweep ({describe_holder(holder)}); wait for it to finish, "
-                f"or use another --run_name. If that process is gone, delete {self.path}")
-
-    def release(self) -> None:
-        """Remove the scratch space and the lock file, then drop the lock (no-op when not held)."""
-        if self._handle is None:
-            return
+    def releasing(self) -> None:
         shutil.rmtree(Path(self.folder) / SCRATCH_NAME, ignore_errors=True)
-        try:
-            self.path.unlink()  # while still locked, so nobody can take a file that is going away
-        except FileNotFoundError:
-            pass
-        self._handle.close()
-        self._handle = None
-
-    def __enter__(self) -> "RunLock":
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()

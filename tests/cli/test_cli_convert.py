@@ -314,3 +314,16 @@ def test_files_the_converter_did_not_write_are_never_overwritten(dataset, tmp_pa
     (target / f"{name}.txt").write_text("0 1 1 5 1 5 4 1 4\n")  # edited by hand since: not its own any more
     edited = run(images, "-nb")
     assert edited.exit_code == 2 and "did not write" in edited.stderr
+
+
+def test_images_none_of_which_has_a_prompt_exit_2_and_write_nothing(dataset, tmp_path):
+    """Every image skipped for want of its HBB file (a wrong --hbb_dir, say) is not a conversion of
+    nothing: the run says so and exits 2, leaving no output folder behind."""
+    empty = tmp_path / "hbb"
+    empty.mkdir()
+    (empty / "notes.md").write_text("not a prompt\n", encoding="utf-8")
+    result = run(dataset.images_dir, "--hbb_dir", empty, "--obb_dir", tmp_path / "obb", "-nb")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{empty}: none of the {len(dataset.frame_names)} image(s) in {dataset.images_dir} has an HBB file" \
+        in result.stderr
+    assert not (tmp_path / "obb").exists()

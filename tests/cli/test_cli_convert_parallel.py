@@ -217,6 +217,64 @@ def test_a_killed_run_resumes_to_the_files_of_an_uninterrupted_one(larger, unint
     assert files(killed) == expected
     report = TIMED.sub(" in T s ", resumed.stdout.replace(str(killed), "OUT")).splitlines()
     assert report[1:] == TIMED.sub(" in T s ", reference.stdout.replace(str(whole), "OUT")).splitlines()
-    assert resumed.stderr == reference.stderr
-    leftovers = [p.name for p in killed.rglob(".*") if ".tmp" in p.name]
+    # the killed run's locks are taken over, each with a warning naming it; the rest is the reference's
+    lines = resumed.stderr.splitlines(keepends=True)
+    taken_over = [line for line in lines if "took over the lock of a conversion that is gone" in line]
+    assert taken_over and all(f"(pid {process.pid} on " in line for line in taken_over)
+    assert "".join(line for line in lines if line not in taken_over) == reference.stderr
+    leftovers = [p.name for p in killed.rglob(".*") if ".tmp" in p.name or p.name.endswith(".lock")]
     assert leftovers == []
+
+
+HOLD_OUTPUT = """\
+import sys
+from hbb2obb.cli.convert import LOCK_NAME
+from hbb2obb.io.folder_lock import FolderLock
+with FolderLock(sys.argv[1], LOCK_NAME, "conversion"):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_second_conversion_into_a_folder_in_use_is_refused_before_it_writes(dataset, tmp_path):
+    """Two runs into one folder would leave frames of both under one record: the second is refused
+    (exit 2, naming the holder), whichever of its output folders is in use; once the holder is
+    gone, its lock is taken over with a warning."""
+    out = tmp_path / "out"
+    pictures = out / "pictures"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_OUTPUT, str(pictures)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        refused = run(*every_output(dataset, out))
+        assert refused.exit_code == 2 and "Traceback" not in refused.output
+        assert f"{pictures} is in use by another conversion (pid {holder.pid} on " in refused.stderr
+        assert "give another --obb_dir" in refused.stderr
+        # nothing written, and the folders the refused run made for its locks are gone again
+        assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == ["pictures",
+                                                                         "pictures/.hbb2obb-convert.lock"]
+    finally:
+        holder.kill()  # no clean-up of its own: its lock file stays behind
+        holder.communicate(timeout=30)
+    assert (pictures / ".hbb2obb-convert.lock").is_file()
+    taken = run(*every_output(dataset, out))
+    assert taken.exit_code == 0, taken.output
+    assert f"took over the lock of a conversion that is gone (pid {holder.pid} on" in taken.stderr
+    assert not list(out.rglob(".hbb2obb-convert.lock"))
+    assert len(list((out / "labels_obb").glob("*.txt"))) == len(dataset.frame_names)
+
+
+def test_two_conversions_started_together_one_refused_one_complete(dataset, tmp_path):
+    """Real processes: whichever starts first converts every frame, the other exits 2 and writes nothing."""
+    args = [str(CONSOLE), str(dataset.images_dir), "--hbb_dir", str(dataset.hbb_dir), "--obb_dir",
+            str(tmp_path / "obb"), "--save_provenance", "-nb"]
+    runs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    ended = [(p.wait(timeout=120), *p.communicate()) for p in runs]
+    codes = sorted(code for code, _, _ in ended)
+    if codes == [0, 0]:  # the first ended before the second looked: nothing to check about refusal
+        pytest.skip("the two runs did not overlap on this machine")
+    assert codes == [0, 2], ended
+    refused = next(err for code, _, err in ended if code == 2)
+    assert "is in use by another conversion" in refused and "Traceback" not in refused
+    assert len(list((tmp_path / "obb").glob("*.txt"))) == len(dataset.frame_names)
