@@ -312,8 +312,11 @@ def lock_outputs(folders) -> list[str]:
     them is refused, exit status 2); the notes a person should hear (a dead run's lock taken over)."""
     context = click.get_current_context()
     notes = []
-    for folder in sorted({os.path.realpath(folder) for folder in folders}):
-        notes += context.with_resource(FolderLock(Path(folder), LOCK_NAME, "conversion",
+    distinct = {}  # one lock per folder, however its paths are spelled; named as the user gave it
+    for folder in folders:
+        distinct.setdefault(os.path.realpath(folder), Path(folder))
+    for _, folder in sorted(distinct.items()):
+        notes += context.with_resource(FolderLock(folder, LOCK_NAME, "conversion",
                                                   "wait for it to finish, or give another --obb_dir")).notes
     return notes
 

@@ -32,6 +32,10 @@ class LockedError(InputError):
     that cannot be used now, an input error as the Python API raises it."""
 
 
+class OutputFolderError(InputError):
+    """The output folder cannot be made or written (a file of its name, no permission; exit status 2)."""
+
+
 def _process_start(pid: int) -> Optional[int]:
     """When ``pid`` started, in clock ticks since boot (Linux); ``None`` when unknown."""
     try:
@@ -111,13 +115,19 @@ class FolderLock:
         import fcntl
 
         while True:
-            if not Path(self.folder).is_dir():
-                Path(self.folder).mkdir(parents=True, exist_ok=True)
-                self._created = True
             try:
+                if not Path(self.folder).is_dir():
+                    Path(self.folder).mkdir(parents=True, exist_ok=True)
+                    self._created = True
                 handle = open(self.path, "a+", encoding="utf-8")
             except FileNotFoundError:
                 continue  # the run that created the folder removed it again just now: make it anew
+            except OSError as exc:  # a file where the folder should be, no permission, a full disk
+                blocking = next((p for p in (Path(self.folder), *Path(self.folder).parents)
+                                 if p.exists() and not p.is_dir()), None)
+                if blocking is not None:
+                    raise OutputFolderError(f"{blocking}: a file, not a folder: give a folder to write into") from None
+                raise OutputFolderError(f"{self.folder}: cannot write here ({exc.strerror or exc})") from None
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

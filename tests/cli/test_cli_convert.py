@@ -327,3 +327,12 @@ def test_images_none_of_which_has_a_prompt_exit_2_and_write_nothing(dataset, tmp
     assert f"{empty}: none of the {len(dataset.frame_names)} image(s) in {dataset.images_dir} has an HBB file" \
         in result.stderr
     assert not (tmp_path / "obb").exists()
+
+
+def test_an_output_folder_that_is_a_file_exits_2_and_keeps_the_file(dataset, tmp_path):
+    taken = tmp_path / "labels_obb"
+    taken.write_text("somebody's notes\n", encoding="utf-8")
+    result = run(dataset.images_dir, "--obb_dir", taken, "-nb")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{taken}: a file, not a folder" in result.stderr
+    assert taken.read_text(encoding="utf-8") == "somebody's notes\n"

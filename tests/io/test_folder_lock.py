@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hbb2obb.io.folder_lock import FolderLock, LockedError
+from hbb2obb.io.folder_lock import FolderLock, LockedError, OutputFolderError
 
 
 def test_a_folder_the_lock_made_goes_when_empty_and_stays_when_written(tmp_path):
@@ -30,3 +30,13 @@ def test_the_refusal_names_what_holds_it_and_what_to_do(tmp_path):
                                               r"--obb_dir\. If that process is gone, delete .*\.x\.lock"):
             FolderLock(tmp_path, ".x.lock", "conversion", "give another --obb_dir").acquire()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("below", ["", "sub/deeper"])
+def test_a_file_where_the_folder_should_be_is_named_not_a_traceback(tmp_path, below):
+    blocking = tmp_path / "out"
+    blocking.write_text("somebody's file\n")
+    with pytest.raises(OutputFolderError, match=rf"^{blocking}: a file, not a folder"):
+        FolderLock(blocking / below if below else blocking).acquire()
+    assert blocking.read_text() == "somebody's file\n"
+    assert OutputFolderError.exit_code == 2
