@@ -36,6 +36,21 @@ class OutputFolderError(InputError):
     """The output folder cannot be made or written (a file of its name, no permission; exit status 2)."""
 
 
+def blocking_file(folder) -> Optional[Path]:
+    """The file that stands where ``folder`` or one of its parents should be, or ``None``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "notes").write_text("x")
+    >>> blocking_file(root / "notes" / "out") == root / "notes", blocking_file(root / "out")
+    (True, None)
+    >>> import shutil; shutil.rmtree(root)
+    """
+    return next((p for p in (Path(folder), *Path(folder).parents) if p.exists() and not p.is_dir()), None)
+
+
 def _process_start(pid: int) -> Optional[int]:
     """When ``pid`` started, in clock ticks since boot (Linux); ``None`` when unknown."""
     try:
@@ -123,8 +138,7 @@ class FolderLock:
             except FileNotFoundError:
                 continue  # the run that created the folder removed it again just now: make it anew
             except OSError as exc:  # a file where the folder should be, no permission, a full disk
-                blocking = next((p for p in (Path(self.folder), *Path(self.folder).parents)
-                                 if p.exists() and not p.is_dir()), None)
+                blocking = blocking_file(self.folder)
                 if blocking is not None:
                     raise OutputFolderError(f"{blocking}: a file, not a folder: give a folder to write into") from None
                 raise OutputFolderError(f"{self.folder}: cannot write here ({exc.strerror or exc})") from None

@@ -22,6 +22,7 @@ import orjson
 
 from hbb2obb.errors import UsageError
 from hbb2obb.io.atomic import atomic_path, write_text_atomic
+from hbb2obb.io.folder_lock import blocking_file
 from hbb2obb.plotting.pixels import to_image_pixels
 from hbb2obb.view.images import FramePicture
 from hbb2obb.view.model import Layer, ViewData
@@ -34,8 +35,9 @@ _NUMPY = orjson.OPT_SERIALIZE_NUMPY
 
 def check_output(out_dir: Path, overwrite: bool) -> None:
     """Refuse a page folder that exists, is not empty and was not written by ``hbb2obb-view`` (unless ``overwrite``)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"-o {out_dir}: exists and is not a folder")
+    blocking = blocking_file(out_dir)
+    if blocking is not None:
+        raise UsageError(f"-o {out_dir}: {blocking} exists and is not a folder")
     if out_dir.is_dir() and not overwrite and not (out_dir / MARKER).is_file() and any(out_dir.iterdir()):
         raise UsageError(f"-o {out_dir}: the folder holds files hbb2obb-view did not write: refusing to write "
                          "into it (choose a new folder, or --overwrite)")

@@ -147,6 +147,16 @@ def test_a_folder_of_other_files_is_refused(tmp_path):
     check_output(tmp_path / "new", overwrite=False)
 
 
+@pytest.mark.parametrize("below", ["", "page"])
+def test_a_file_where_the_page_folder_or_its_parent_should_be_is_refused(tmp_path, below):
+    """Before, a page folder below a file got as far as making its frames folder: a traceback."""
+    blocking = tmp_path / "notes"
+    blocking.write_text("mine")
+    with pytest.raises(UsageError, match=f"{blocking} exists and is not a folder"):
+        check_output(blocking / below if below else blocking, overwrite=True)
+    assert blocking.read_text() == "mine"
+
+
 def test_rewrite_of_a_smaller_run_removes_the_extra_frame_files(view_dataset, tmp_path):
     out = tmp_path / "page"
     _, data = scored(view_dataset, "set_a")
