@@ -31,7 +31,7 @@ from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, ma
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
 from hbb2obb.io.folder_lock import FolderLock
 from hbb2obb.io.images import IMAGE_SUFFIXES
-from hbb2obb.io.labelmap import load_label_map
+from hbb2obb.io.labelmap import load_label_map, load_yaml
 from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
@@ -61,14 +61,8 @@ def image_paths(source: Path) -> list[Path]:
 
 def best_parameters(results_path: Path) -> dict:
     """The converter parameters of the best grid point of a sweep's ``results.yaml``."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(results_path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{results_path}: results file not found") from None
-    except yaml.YAMLError:
-        raise InputError(f"{results_path}: not valid YAML") from None
+    # the checks of every YAML file a user gives: a folder, odd encodings, alias bombs, deep nesting
+    data = load_yaml(Path(results_path), "results file")
     best = data.get("best_parameters") if isinstance(data, dict) else None
     if not isinstance(best, dict) or not best:
         raise InputError(f"{results_path}: no best_parameters (is it an hbb2obb-optimize results.yaml?)")

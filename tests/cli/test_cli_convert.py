@@ -176,6 +176,28 @@ def test_params_from_reads_the_axes_of_the_best_point_of_a_sweep(tmp_path):
     assert result.exit_code == 2 and "results file not found" in result.stderr
 
 
+@pytest.mark.parametrize("content, message", [
+    (None, "results file is a folder, not a file"),
+    (b"\xff\xfe\x00garbage\n", "results file is not UTF-16 text"),
+    (b"best_parameters: {imgsz: 64}\nbest_parameters: {imgsz: 32}\n",
+     ":2: results file key 'best_parameters' is given twice"),
+    (b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        b"%c: &%c [" % (ord("b") + k, ord("b") + k) + b", ".join([b"*%c" % (ord("a") + k)] * 10) + b"]\n"
+        for k in range(7)), "expands to more than 1,000,000 values"),
+])
+def test_params_from_a_file_that_is_not_a_results_file_exits_2_in_one_line(dataset, tmp_path, content, message):
+    """Before, a folder or a binary file given to --params_from ended in a traceback."""
+    given = tmp_path / "results.yaml"
+    if content is None:
+        given.mkdir()
+    else:
+        given.write_bytes(content)
+    result = run(dataset.images_dir, "--obb_dir", tmp_path / "obb", "-nb", "--params_from", given)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "obb").exists()
+
+
 def test_confidence_dir_writes_one_score_per_obb_line(dataset, tmp_path):
     hbb = tmp_path / "hbb"
     hbb.mkdir()
