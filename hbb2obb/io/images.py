@@ -33,6 +33,8 @@ def image_size(path: Path) -> tuple[int, int]:
     """
     from PIL import Image, UnidentifiedImageError
 
+    limit = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None  # only the header is read, no pixel decoded: a frame of any size has a size
     try:
         with Image.open(path) as image:
             width, height = image.size
@@ -41,6 +43,16 @@ def image_size(path: Path) -> tuple[int, int]:
             return width, height
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:  # a broken EXIF block included
         raise InputError(f"{path}: cannot read image header ({exc})") from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = limit
+
+
+def too_large(path, exc) -> InputError:
+    """The error for a frame Pillow will not decode (``DecompressionBombError``): more pixels than
+    twice ``PIL.Image.MAX_IMAGE_PIXELS``, a guard against files that declare a huge frame."""
+    said = str(exc).rstrip(".")
+    return InputError(f"{path}: cannot read image (more pixels than the image library decodes safely: {said}; "
+                      "split the frame into tiles)")
 
 
 ORIENTED_FORMATS = ("JPEG", "MPO")  # whose EXIF block is in the header; OpenCV and the reference turn these
@@ -106,6 +118,8 @@ def decode_rgb(path: Path):
         image = Image.open(path)
     except (UnidentifiedImageError, OSError) as exc:
         raise InputError(f"{path}: cannot read image ({exc})") from None
+    except Image.DecompressionBombError as exc:
+        raise too_large(path, exc) from None
     try:
         image.load()  # decodes and closes the file; an RGB frame is used as decoded, not copied
     except OSError as exc:  # e.g. a truncated file

@@ -15,7 +15,7 @@ from PIL import Image, UnidentifiedImageError
 
 from hbb2obb.errors import InputError
 from hbb2obb.io import find_image
-from hbb2obb.io.images import quarter_turned, upright
+from hbb2obb.io.images import image_size, quarter_turned, too_large, upright
 
 ImageSource = Union[str, Path, Image.Image, np.ndarray]
 
@@ -106,6 +106,8 @@ def open_rgb(source: ImageSource, size: Optional[tuple[int, int]] = None) -> tup
             image = upright(image)
         except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise InputError(f"{path}: cannot read image ({exc})") from None
+        except Image.DecompressionBombError as exc:
+            raise too_large(path, exc) from None
         rgb = _to_rgb(image)
         return (rgb if size is None or rgb.size == tuple(size) else
                 rgb.resize(tuple(size), Image.Resampling.LANCZOS, reducing_gap=3.0)), original
@@ -186,11 +188,7 @@ def image_size_of(source: ImageSource) -> tuple[int, int]:
         return int(source.shape[1]), int(source.shape[0])
     if isinstance(source, Image.Image):
         return source.size
-    try:
-        with Image.open(source) as image:
-            return image.size[::-1] if quarter_turned(image) else image.size
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise InputError(f"{source}: cannot read image ({exc})") from None
+    return image_size(Path(source))
 
 
 def to_image_pixels(corners: np.ndarray, frame_size, image_size) -> np.ndarray:

@@ -64,3 +64,47 @@ def test_only_a_jpeg_is_turned_and_sizes_agree_with_pixels(tmp_path):
     exif[0x0112] = 6
     Image.new("RGB", (40, 20)).save(path, exif=exif)
     assert image_size(path) == (40, 20) == decode_rgb(path).size == open_rgb(path)[0].size
+
+
+def _declared_png(path, width, height):
+    """A PNG whose header declares ``width x height`` pixels, with the data of a few rows only:
+    what a decompression bomb looks like to a reader of headers."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = zlib.compress(b"\x00" * (1 + 3 * width) * 4)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
+    return path
+
+
+def test_a_frame_declaring_billions_of_pixels_has_a_size_but_is_not_decoded(tmp_path):
+    """Its header is all a size needs; decoding it is refused with one clear error (it was a
+    traceback from Pillow's DecompressionBombError in hbb2obb and hbb2obb-view)."""
+    from hbb2obb.errors import InputError
+
+    path = _declared_png(tmp_path / "big.png", 60000, 60000)
+    limit = Image.MAX_IMAGE_PIXELS
+    assert image_size(path) == (60000, 60000) and image_size_of(path) == (60000, 60000)
+    assert Image.MAX_IMAGE_PIXELS == limit  # the guard is back for every decoding after
+    for decode in (decode_rgb, open_rgb):
+        with pytest.raises(InputError, match=r"big.png: cannot read image \(more pixels than the image library "
+                                             r"decodes safely: .*; split the frame into tiles\)"):
+            decode(path)
+
+
+def test_the_converter_skips_such_a_frame_and_says_why(tmp_path):
+    from hbb2obb.cli.convert import main as convert_main
+
+    images, hbb = tmp_path / "images", tmp_path / "labels_hbb"
+    images.mkdir()
+    hbb.mkdir()
+    _declared_png(images / "big.png", 60000, 60000)
+    (hbb / "big.txt").write_text("0 0.5 0.5 0.01 0.01\n")
+    result = CliRunner().invoke(convert_main, [str(images), "-nb"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "big.png: cannot read image (more pixels than the image library decodes safely" in result.stderr
+    assert "1 frame(s) could not be read" in result.stderr
