@@ -56,6 +56,15 @@ def image_paths(source: Path) -> list[Path]:
     if not frames:
         # Converting nothing and exiting 0 would look like success to a script.
         raise InputError(f"{source}: no images found in this folder (looked for {', '.join(IMAGE_SUFFIXES)})")
+    by_stem: dict[str, list[Path]] = {}
+    for frame in frames:
+        by_stem.setdefault(frame.stem, []).append(frame)
+    shared = [paths for paths in by_stem.values() if len(paths) > 1]
+    if shared:  # one HBB file and one OBB file per name: the second frame would be given the first's boxes
+        paths, stem = shared[0], shared[0][0].stem
+        more = f" ({len(shared)} names are shared)" if len(shared) > 1 else ""
+        raise InputError(f"{' and '.join(str(p) for p in paths)}: {len(paths)} images named {stem!r}, and one HBB "
+                         f"file {stem}.txt for all (OBB files are named after the frame): keep one of them{more}")
     return frames
 
 

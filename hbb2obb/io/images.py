@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -12,12 +13,33 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
 def find_image(image_dir: Path, stem: str) -> Optional[Path]:
-    """The image named ``stem`` with a known suffix (either case), or ``None``."""
+    """The image named ``stem`` with a known suffix (either case), or ``None``.
+
+    Two images of that name (``a.jpg`` and ``a.png``) are an :class:`InputError`: the labels of
+    frame ``a`` belong to one of them, and taking either would give the other's size or pixels
+    to its boxes without a word.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.jpg").write_bytes(b""); find_image(folder, "a").name, find_image(folder, "b")
+    ('a.jpg', None)
+    >>> _ = (folder / "a.png").write_bytes(b""); find_image(folder, "a")
+    Traceback (most recent call last):
+    ...
+    hbb2obb.errors.InputError: .../a.jpg and .../a.png: 2 images named 'a'; keep one of them
+    >>> import shutil; shutil.rmtree(folder)
+    """
+    found: list[Path] = []
     for suffix in IMAGE_SUFFIXES:
         for candidate in (image_dir / f"{stem}{suffix}", image_dir / f"{stem}{suffix.upper()}"):
-            if candidate.is_file():
-                return candidate
-    return None
+            # a case-insensitive file system finds one file under both spellings
+            if candidate.is_file() and not any(os.path.samefile(candidate, other) for other in found):
+                found.append(candidate)
+    if len(found) > 1:
+        raise InputError(f"{' and '.join(str(p) for p in found)}: {len(found)} images named {stem!r}; keep one of them")
+    return found[0] if found else None
 
 
 EXIF_ORIENTATION = 0x0112

@@ -358,3 +358,20 @@ def test_an_output_folder_that_is_a_file_exits_2_and_keeps_the_file(dataset, tmp
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{taken}: a file, not a folder" in result.stderr
     assert taken.read_text(encoding="utf-8") == "somebody's notes\n"
+
+
+def test_two_images_of_one_name_are_refused_before_anything_is_written(dataset, tmp_path):
+    """``a.jpg`` and ``a.png`` share ``a.txt`` and would both write ``labels_obb/a.txt``: before, both
+    were converted with the same prompts, the second file replaced the first, and the summary
+    counted both frames."""
+    images, hbb = tmp_path / "images", tmp_path / "labels_hbb"
+    images.mkdir()
+    hbb.mkdir()
+    first, second = dataset.frame_names[:2]
+    (images / "a.jpg").write_bytes((dataset.images_dir / f"{first}.jpg").read_bytes())
+    Image.open(dataset.images_dir / f"{second}.jpg").save(images / "a.png")
+    (hbb / "a.txt").write_text((dataset.hbb_dir / f"{first}.txt").read_text())
+    result = run(images, "-nb")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{images / 'a.jpg'} and {images / 'a.png'}: 2 images named 'a', and one HBB file a.txt" in result.stderr
+    assert not (tmp_path / "labels_obb").exists()

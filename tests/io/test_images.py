@@ -108,3 +108,22 @@ def test_the_converter_skips_such_a_frame_and_says_why(tmp_path):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "big.png: cannot read image (more pixels than the image library decodes safely" in result.stderr
     assert "1 frame(s) could not be read" in result.stderr
+
+
+def test_two_images_of_one_name_are_refused_not_one_taken(tmp_path):
+    """``a.jpg`` 40 x 20 and ``a.png`` 400 x 200 beside normalized labels of frame ``a``: taking either
+    scales the boxes by a size that may not be theirs, so the run names both and exits 2."""
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (40, 20)).save(images / "a.jpg")
+    Image.new("RGB", (400, 200)).save(images / "a.png")
+    for folder in ("gt", "pred"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.txt").write_text("0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3\n")
+    result = CliRunner().invoke(eval_main, [str(tmp_path / "gt"), str(tmp_path / "pred"), "-i", str(images), "-nb"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{images / 'a.jpg'} and {images / 'a.png'}: 2 images named 'a'; keep one of them" in result.stderr
+    (images / "a.png").unlink()
+    assert image_size(images / "a.jpg") == (40, 20)
+    result = CliRunner().invoke(eval_main, [str(tmp_path / "gt"), str(tmp_path / "pred"), "-i", str(images), "-nb"])
+    assert result.exit_code == 0, result.stderr
