@@ -194,10 +194,11 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
             map_path = beside if beside.is_file() else None
         label_map = load_label_map(map_path)
     warnings = []
-    prompted = [p for p in frames if (hbb_dir / f"{p.stem}.txt").is_file()]
+    prompts = prompt_files(hbb_dir)
+    prompted = [p for p in frames if p.stem in prompts]
     unprompted = [p for p in frames if p not in prompted]
     warnings += [("no-hbb", f"{p}: no HBB file {hbb_dir / (p.stem + '.txt')}; frame skipped") for p in unprompted]
-    orphans = orphan_prompts(hbb_dir, frames) if img_source.is_dir() else []
+    orphans = orphan_prompts(prompts, frames) if img_source.is_dir() else []
     warnings += [("no-image", f"{p}: no image named {p.stem}.* in {img_source}; its boxes were not converted")
                  for p in orphans]
     guard = OutputGuard()
@@ -211,7 +212,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                          f"(looked for {frames[0].stem}.txt and the like): nothing to convert")
     warnings += [("lock", note) for note in lock_outputs(folders[kind] for kind in job.kinds())]
     suffixes = {"picture": ".jpg"}
-    to_convert = [Frame(p, hbb_dir / f"{p.stem}.txt",
+    to_convert = [Frame(p, prompts[p.stem],
                         {kind: folders[kind] / f"{p.stem}{suffixes.get(kind, '.txt')}" for kind in job.kinds()})
                   for p in prompted]
     identity = {"img_source": os.path.abspath(img_source), "hbb_dir": os.path.abspath(hbb_dir),
@@ -333,7 +334,20 @@ def _frame_failed(call: tuple, exc: BaseException):
     raise exc
 
 
-def orphan_prompts(hbb_dir: Path, frames: list) -> list[Path]:
-    """The HBB files of ``hbb_dir`` that no frame in ``frames`` is named after."""
+def prompt_files(hbb_dir: Path) -> dict[str, Path]:
+    """The HBB files of ``hbb_dir`` by frame name: ``NAME.txt``, the suffix in any case (``.TXT``
+    too, as the evaluation reads label folders); two files of one name are an :class:`InputError`."""
+    found: dict[str, Path] = {}
+    for path in sorted(hbb_dir.iterdir()):
+        if path.suffix.lower() != ".txt" or not path.is_file():
+            continue
+        if path.stem in found:
+            raise InputError(f"{found[path.stem]} and {path}: two HBB files for frame {path.stem!r}; keep one of them")
+        found[path.stem] = path
+    return found
+
+
+def orphan_prompts(prompts: dict[str, Path], frames: list) -> list[Path]:
+    """The HBB files (:func:`prompt_files`) that no frame in ``frames`` is named after."""
     stems = {p.stem for p in frames}
-    return sorted(p for p in hbb_dir.glob("*.txt") if p.stem not in stems)
+    return sorted(path for stem, path in prompts.items() if stem not in stems)

@@ -375,3 +375,19 @@ def test_two_images_of_one_name_are_refused_before_anything_is_written(dataset, 
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{images / 'a.jpg'} and {images / 'a.png'}: 2 images named 'a', and one HBB file a.txt" in result.stderr
     assert not (tmp_path / "labels_obb").exists()
+
+
+def test_a_prompt_file_ending_in_upper_case_txt_is_read_and_two_of_one_name_are_refused(dataset, tmp_path):
+    """``A.TXT`` (a Windows tool's spelling) is the frame's HBB file, as the evaluation reads label
+    folders; before, its frame was skipped for want of ``A.txt``."""
+    images, hbb = _copy_frames(dataset, tmp_path)
+    name = dataset.frame_names[0]
+    (hbb / f"{name}.txt").rename(hbb / f"{name}.TXT")
+    result = run(images, "-nb")
+    assert result.exit_code == 0, result.output
+    assert summary_numbers(result.stdout)[:2] == (sum(dataset.boxes_per_frame), len(dataset.frame_names))
+    assert "no HBB file" not in result.stderr
+    (hbb / f"{name}.txt").write_text((hbb / f"{name}.TXT").read_text())
+    twice = run(images, "-nb", "--obb_dir", tmp_path / "again")
+    assert twice.exit_code == 2 and "Traceback" not in twice.output
+    assert f"{hbb / (name + '.TXT')} and {hbb / (name + '.txt')}: two HBB files for frame {name!r}" in twice.stderr
