@@ -33,6 +33,20 @@ def _owned(value, dtype, ndim: int) -> bool:
             and value.dtype == dtype and value.ndim == ndim and value.flags.c_contiguous)
 
 
+def _check_whole(values: np.ndarray, name: str, flags: bool) -> None:
+    """Refuse ids that are not whole numbers (``flags``: not 0 or 1), which a cast would change silently."""
+    try:
+        numbers = values.astype(np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold numbers, got {values.reshape(-1)[:1].tolist()}") from None
+    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+    if flags:
+        bad |= (numbers != 0) & (numbers != 1)
+    if bad.any():
+        kind = "0 or 1" if flags else "whole numbers"
+        raise ValueError(f"{name} must hold {kind}, got {float(numbers[bad][0])!r} (box {int(np.flatnonzero(bad)[0])})")
+
+
 @dataclass(frozen=True, eq=False)
 class Boxes:
     """Oriented boxes as four corners each, with aligned per-box attributes.
@@ -96,6 +110,10 @@ class Boxes:
         if _owned(values, dtype, 1):
             array = values
         else:
+            given = np.asarray(values)
+            flags = dtype == np.bool_
+            if dtype != np.float64 and given.dtype.kind not in ("b" if flags else "iub"):
+                _check_whole(given, name, flags)  # a cast would make 1.5 class 1, and 2 or 0.5 a flag
             array = np.array(values, dtype=dtype)
             if array.ndim != 1:  # reshaping a 1-d array would make a view, which a later set would copy
                 array = array.reshape(-1)

@@ -29,6 +29,34 @@ def test_misaligned_arrays_are_rejected(kwargs, message):
         Boxes(**kwargs)
 
 
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(class_id=[1.5]), r"class_id must hold whole numbers, got 1.5 \(box 0\)"),
+        (dict(class_id=[0, float("nan")]), r"class_id must hold whole numbers, got nan \(box 1\)"),
+        (dict(class_id=["car"]), r"class_id must hold numbers"),
+        (dict(difficult=[2]), r"difficult must hold 0 or 1, got 2.0"),
+        (dict(crowd=[0.5]), r"crowd must hold 0 or 1, got 0.5"),
+        (dict(line=[3.2]), r"line must hold whole numbers"),
+    ],
+)
+def test_ids_and_flags_a_cast_would_change_are_refused(kwargs, message):
+    """``np.array([1.5], dtype=np.int64)`` is class 1 and ``np.array([2], dtype=bool)`` a flag set:
+    a box given so from Python was silently another box."""
+    columns = dict(class_id=[0], **{k: v for k, v in kwargs.items() if k != "class_id"})
+    columns["class_id"] = kwargs.get("class_id", [0])
+    n = len(columns["class_id"])
+    with pytest.raises(ValueError, match=message):
+        Boxes(corners=[SQUARE] * n, **columns)
+
+
+def test_whole_numbers_of_any_type_and_true_false_flags_are_kept():
+    boxes = Boxes(corners=[SQUARE] * 2, class_id=np.array([2.0, 7.0]), difficult=[1.0, 0], crowd=[True, False],
+                  line=np.array([3, 4], dtype=np.int32))
+    assert boxes.class_id.tolist() == [2, 7] and boxes.difficult.tolist() == [True, False]
+    assert boxes.crowd.tolist() == [True, False] and boxes.line.tolist() == [3, 4]
+
+
 def test_empty_and_mask_indexing():
     empty = Boxes.empty()
     assert len(empty) == 0 and empty.corners.shape == (0, 4, 2)
