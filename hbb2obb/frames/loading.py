@@ -13,6 +13,7 @@ from hbb2obb.errors import InputError
 from hbb2obb.frames.pairing import FrameSpec, spec_column
 from hbb2obb.geometry import repair_corners
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.text import NORMALIZED_LIMIT
 from hbb2obb.io.yolo_obb import LabelBatch, read_obb_batch
 
 
@@ -37,6 +38,10 @@ class FrameHealth:
     first_scored_gt: Optional[str] = None
     #: ``{side: (a normalized file, a pixel file)}``, first seen, for a side whose files disagree
     mixed_files: dict = field(default_factory=dict)
+    #: boxes of files in pixels whose coordinates would pass for normalized ones, and ``(path, line)``
+    #: of the first (a normalized line among pixel ones: read as a box of a pixel or two)
+    unit_boxes: int = 0
+    first_unit_box: Optional[tuple] = None
 
     def add(self, other: "FrameHealth") -> None:
         self.scored_pred_files += other.scored_pred_files
@@ -54,6 +59,8 @@ class FrameHealth:
         self.normalized_sides |= other.normalized_sides
         for side, files in other.mixed_files.items():
             self.mixed_files.setdefault(side, files)
+        self.unit_boxes += other.unit_boxes
+        self.first_unit_box = self.first_unit_box or other.first_unit_box
 
 
 @dataclass(frozen=True)
@@ -177,6 +184,23 @@ def _with_read_boxes(batch: LabelBatch, read: dict) -> LabelBatch:
     return LabelBatch(batch.paths, rows, difficult, has_difficult, batch.problems, crowd)
 
 
+def _note_unit_boxes(batch: LabelBatch, codes: np.ndarray, health: FrameHealth) -> None:
+    """Count the boxes of files in pixels that would pass for normalized ones (every coordinate
+    within :data:`~hbb2obb.io.text.NORMALIZED_LIMIT`, the rule that reads a file as normalized):
+    a file is normalized only when all its lines are, so one normalized line among pixel lines
+    (a tool that wrote some boxes one way and some the other) is read as a box of a pixel or two
+    at the frame's corner, which matches nothing."""
+    rows = batch.rows
+    pixel_rows = codes[rows.file] == 0
+    if not pixel_rows.any():
+        return
+    unit = pixel_rows & (np.abs(rows.corners.reshape(-1, 8)).max(axis=1) <= NORMALIZED_LIMIT)
+    if unit.any():
+        first = int(np.argmax(unit))
+        health.unit_boxes += int(np.count_nonzero(unit))
+        health.first_unit_box = (str(batch.paths[rows.file[first]]), int(rows.line[first]))
+
+
 def _note_confidences(batch: LabelBatch, n: int, health: FrameHealth) -> None:
     """Which lines carry a confidence: the first prediction line without one (when others have
     one, AP is not computed and the user must find it) and ground-truth files with one."""
@@ -250,6 +274,7 @@ def load_frames(
         if (side_codes == 1).any() and (side_codes == 0).any():  # a mixed data set: name one file of each
             paths = batch.paths[files]
             health.mixed_files[side] = (paths[int(np.argmax(side_codes == 1))], paths[int(np.argmax(side_codes == 0))])
+    _note_unit_boxes(batch, codes, health)
     size_array = np.ones((n, 2)) if unknown else np.array(
         [(1.0, 1.0) if size is None else size for size in frame_sizes], dtype=np.float64).reshape(-1, 2)
     scale = np.ones((2 * n, 2))

@@ -13,6 +13,7 @@ from pathlib import Path
 from hbb2obb.frames.loading import FrameHealth
 from hbb2obb.frames.pairing import FramePlan
 from hbb2obb.io import ImageSizes
+from hbb2obb.io.text import NORMALIZED_LIMIT
 
 
 def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missing_pred: str,
@@ -69,6 +70,11 @@ def run_warnings(plan: FramePlan, health: FrameHealth, sizes: ImageSizes, missin
             "give --img_source or --img_width/--img_height to scale the normalized ones"
         out.append(("coordinates", f"the {side} mix normalized and pixel files (normalized: {Path(normalized).name}, "
                     f"pixels: {Path(pixels).name}): {scaled}; check the data set"))
+    if health.unit_boxes:
+        path, line = health.first_unit_box
+        out.append(("coordinates", f"{health.unit_boxes} box(es) in files of pixel coordinates look normalized "
+                    f"(no coordinate beyond {NORMALIZED_LIMIT:g}; first: {path}:{line}): read as pixels, each is a "
+                    "box of a pixel or two at the frame's corner that matches nothing; check the data set"))
     if health.reordered_boxes:
         out.append(("geometry", f"{health.reordered_boxes} box(es) had corners out of cyclic order "
                     "(bow-tie): reordered"))

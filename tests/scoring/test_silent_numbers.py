@@ -77,6 +77,23 @@ def test_a_side_mixing_normalized_and_pixel_files_is_warned_about(write_labels):
     assert "predictions mix normalized and pixel files (normalized: b.txt, pixels: a.txt)" in err
 
 
+@pytest.mark.parametrize("side", ["gt", "pred"])
+def test_a_normalized_line_among_pixel_lines_is_warned_about(write_labels, side):
+    """The file reads as pixels (one value over 1), so its normalized line is a box under a pixel
+    at the frame's corner: a miss or a spurious box nobody would find without a word."""
+    other = "pred" if side == "gt" else "gt"
+    root = write_labels({
+        f"{side}/a.txt": box_line(EDGE_BOX) + "\n" + box_line(EDGE_BOX / [W, H]) + "\n",
+        f"{other}/a.txt": box_line(EDGE_BOX) + "\n",
+    })
+    metrics, err = metrics_of(root / "gt", root / "pred", "-iw", W, "-ih", H)
+    assert metrics["total_matches"] == 1 and metrics[f"total_unmatched_{side}"] == 1
+    assert (f"1 box(es) in files of pixel coordinates look normalized (no coordinate beyond 2; first: "
+            f"{root / side / 'a.txt'}:2)") in err
+    clean, err = metrics_of(root / other, root / other)
+    assert "look normalized" not in err
+
+
 def test_concave_quads_are_scored_exactly_and_counted(write_labels):
     arrowhead = np.array([[100.0, 100.0], [140.0, 120.0], [180.0, 100.0], [140.0, 180.0]])
     square = np.array([[100.0, 100.0], [180.0, 100.0], [180.0, 180.0], [100.0, 180.0]])
