@@ -29,14 +29,14 @@ from hbb2obb.converters.distribute import Frame, plan_frames, remove_temporaries
 from hbb2obb.converters.frame_tasks import FrameJob
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, margin_value, validate_parameters
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
-from hbb2obb.io.folder_lock import FolderLock
+from hbb2obb.io.folder_lock import CONVERSION_LOCK, FolderLock
 from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map, load_yaml
 from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
 
-LOCK_NAME = ".hbb2obb-convert.lock"
+LOCK_NAME = CONVERSION_LOCK
 PROGRAM = "hbb2obb"
 
 

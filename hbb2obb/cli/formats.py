@@ -15,6 +15,7 @@ from hbb2obb.cli.common import handles_errors, multi_value_command, progress_bar
 from hbb2obb.cli.reading import coco_angle_option, split_option
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.confidence_sidecar import flag_below, side_car_scores, source_scores, unmatched_side_car_files
+from hbb2obb.io.folder_lock import CONVERSION_LOCK, FolderLock
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
@@ -198,6 +199,9 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
         from hbb2obb.cli.formats_provenance import record_path, write_conversion_record
 
         record = record_path(out_dir)
+    # one writer at a time: taken before the folder's record of earlier outputs is read
+    click.get_current_context().with_resource(FolderLock(out_dir, CONVERSION_LOCK, "conversion",
+                                                         "wait for it to finish, or give another -o"))
     guard = OutputGuard()
     if not overwrite:
         guard.refuse_foreign([path for paths in plan.values() for path in paths] + ([record] if record else []))

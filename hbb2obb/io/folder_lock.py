@@ -26,6 +26,10 @@ from typing import Optional
 
 from hbb2obb.errors import InputError
 
+#: The lock file of a folder that ``hbb2obb`` or ``hbb2obb-convert`` writes labels into (one name:
+#: the two commands exclude each other too).
+CONVERSION_LOCK = ".hbb2obb-convert.lock"
+
 
 class LockedError(InputError):
     """Another live process holds the folder's lock (exit status 2): the folder is an output

@@ -227,3 +227,29 @@ def test_nothing_to_verify_is_exit_2_not_a_disagreement(write_labels, files, tmp
     result = _run(root / "gt", "--verify")
     assert result.exit_code == 2, result.output
     assert "nothing to verify" in result.output
+
+
+def test_a_folder_another_conversion_writes_into_is_refused_before_anything_is_written(write_labels, tmp_path):
+    """The lock ``hbb2obb`` holds in its output folders (one name for both commands): a format
+    conversion into a folder in use exits 2 naming the holder, and goes through once it is gone."""
+    import subprocess
+    import sys
+
+    root = write_labels({"gt/a.txt": TILTED})
+    out = tmp_path / "out"
+    hold = ("import sys\nfrom hbb2obb.io.folder_lock import CONVERSION_LOCK, FolderLock\n"
+            "with FolderLock(sys.argv[1], CONVERSION_LOCK, 'conversion'):\n"
+            "    print('held', flush=True)\n    sys.stdin.readline()\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        refused = _run(root / "gt", "--to", "dota", "-o", out)
+        assert refused.exit_code == 2 and "Traceback" not in refused.output
+        assert f"{out} is in use by another conversion (pid {holder.pid} on " in refused.output
+        assert _files(out) == [".hbb2obb-convert.lock"]
+    finally:
+        holder.communicate("\n", timeout=30)
+    done = _run(root / "gt", "--to", "dota", "-o", out)
+    assert done.exit_code == 0, done.output
+    assert _files(out) == [".hbb2obb-written.json", "a.dota"]
