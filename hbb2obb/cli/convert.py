@@ -26,11 +26,11 @@ from hbb2obb.cli.convert_outputs import (
 )
 from hbb2obb.cli.workers import check_scheduler, task_executor
 from hbb2obb.converters.distribute import Frame, plan_frames, remove_temporaries, run_frames
+from hbb2obb.converters.folder_frames import image_paths, orphan_prompts, prompt_files, tally_outcomes
 from hbb2obb.converters.frame_tasks import FrameJob
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, margin_value, validate_parameters
 from hbb2obb.errors import Hbb2ObbError, InputError, UsageError
 from hbb2obb.io.folder_lock import CONVERSION_LOCK, FolderLock
-from hbb2obb.io.images import IMAGE_SUFFIXES
 from hbb2obb.io.labelmap import load_label_map, load_yaml
 from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
@@ -38,34 +38,6 @@ from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
 
 LOCK_NAME = CONVERSION_LOCK
 PROGRAM = "hbb2obb"
-
-
-def image_paths(source: Path) -> list[Path]:
-    """The frames to convert: ``source`` itself, or the images in the folder, sorted by name.
-
-    Raises
-    ------
-    InputError
-        ``source`` does not exist, or is a folder without any image.
-    """
-    if source.is_file():
-        return [source]
-    if not source.is_dir():
-        raise InputError(f"{source}: no such image or folder")
-    frames = sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
-    if not frames:
-        # Converting nothing and exiting 0 would look like success to a script.
-        raise InputError(f"{source}: no images found in this folder (looked for {', '.join(IMAGE_SUFFIXES)})")
-    by_stem: dict[str, list[Path]] = {}
-    for frame in frames:
-        by_stem.setdefault(frame.stem, []).append(frame)
-    shared = [paths for paths in by_stem.values() if len(paths) > 1]
-    if shared:  # one HBB file and one OBB file per name: the second frame would be given the first's boxes
-        paths, stem = shared[0], shared[0][0].stem
-        more = f" ({len(shared)} names are shared)" if len(shared) > 1 else ""
-        raise InputError(f"{' and '.join(str(p) for p in paths)}: {len(paths)} images named {stem!r}, and one HBB "
-                         f"file {stem}.txt for all (OBB files are named after the frame): keep one of them{more}")
-    return frames
 
 
 def best_parameters(results_path: Path) -> dict:
@@ -240,50 +212,27 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
                                       on_frame=lambda index, outcome: bar.update(1))
         finally:
             guard.save()  # also when interrupted: the next run may replace what this one wrote
-    converted = boxes = fallbacks = broken_lines = 0
-    reasons, readings, frame_readings = {}, {}, []
-    unreadable, wholly_fallen_back, written, hbb_files, converted_frames = [], [], [], [], []
-    precision_said = False
-    for frame, outcome in zip(to_convert, outcomes):
-        if outcome.error is not None:
-            unreadable.append(frame.image)
-            warnings.append(("unreadable", outcome.error))
-            continue
-        if outcome.lossy and not precision_said:
-            warnings.append(("precision", outcome.lossy))
-            precision_said = True  # said once per run
-        warnings += [tuple(warning) for warning in outcome.warnings]
-        broken_lines += outcome.broken_lines  # warned one by one, counted on the Skipped: line
-        for reason in outcome.reasons:
-            reasons[reason] = reasons.get(reason, 0) + 1
-        readings[outcome.reading] = readings.get(outcome.reading, 0) + 1
-        frame_readings.append(f"{frame.image.name} {outcome.reading}")
-        written.append(frame.targets["obb"])
-        hbb_files.append(frame.hbb)
-        converted_frames.append(frame.image)
-        converted += 1
-        boxes += outcome.boxes
-        fallbacks += outcome.fallbacks
-        if outcome.fell_back_entirely:
-            wholly_fallen_back.append(frame.image.name)
+    tally = tally_outcomes(to_convert, outcomes)
+    warnings += tally.warnings
     warn(PROGRAM, warnings)
-    click.echo(f"Converted {boxes} boxes in {converted} frames in {time.perf_counter() - start:.2f} s -> {obb_dir}")
-    click.echo(f"Fallbacks (HBB written as the OBB): {fallbacks}")
-    for reason, count in sorted(reasons.items()):
+    elapsed = time.perf_counter() - start
+    click.echo(f"Converted {tally.boxes} boxes in {tally.converted} frames in {elapsed:.2f} s -> {obb_dir}")
+    click.echo(f"Fallbacks (HBB written as the OBB): {tally.fallbacks}")
+    for reason, count in sorted(tally.reasons.items()):
         click.echo(f"  {count}: {reason}")
-    if wholly_fallen_back:
-        shown = ", ".join(wholly_fallen_back[:10]) + (f", and {len(wholly_fallen_back) - 10} more"
-                                                      if len(wholly_fallen_back) > 10 else "")
-        click.echo(f"Fell back entirely: {len(wholly_fallen_back)} frame(s), {shown}")
-    if readings:
+    if tally.wholly_fallen_back:
+        fallen = tally.wholly_fallen_back
+        shown = ", ".join(fallen[:10]) + (f", and {len(fallen) - 10} more" if len(fallen) > 10 else "")
+        click.echo(f"Fell back entirely: {len(fallen)} frame(s), {shown}")
+    if tally.readings:
         click.echo(
-            "HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(readings.items()))
+            "HBB tightness: " + ", ".join(f"{name} ({count} frames)" for name, count in sorted(tally.readings.items()))
         )
-        click.echo("  per frame: " + ", ".join(frame_readings))
+        click.echo("  per frame: " + ", ".join(tally.frame_readings))
     skipped = [(len(unprompted), "image(s) without an HBB file"), (len(orphans), "HBB file(s) without an image"),
-               (len(unreadable), "unreadable frame(s)")]
-    if broken_lines:  # named only when there are some, so the line reads as before otherwise
-        skipped.append((broken_lines, "broken HBB line(s) (no OBB written for them)"))
+               (len(tally.unreadable), "unreadable frame(s)")]
+    if tally.broken_lines:  # named only when there are some, so the line reads as before otherwise
+        skipped.append((tally.broken_lines, "broken HBB line(s) (no OBB written for them)"))
     if any(count for count, _ in skipped):
         click.echo("Skipped: " + ", ".join(f"{count} {what}" for count, what in skipped))
     if confidence_dir is not None:
@@ -293,7 +242,8 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     if save_img:
         click.echo(f"Pictures: {viz_dir}")
     if record is not None:
-        totals = RunTotals(converted_frames, hbb_files, written, boxes, fallbacks, reasons, readings, skipped)
+        totals = RunTotals(tally.converted_frames, tally.hbb_files, tally.written, tally.boxes, tally.fallbacks,
+                           tally.reasons, tally.readings, skipped)
         command = reproducing_command(img_source, hbb_dir, obb_dir, params, outputs, confidence_dir)
         write_conversion_record(record, command, img_source, hbb_dir, obb_dir, params, outputs, confidence_dir,
                                 params_from, totals)
@@ -301,13 +251,13 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
         guard.save()
         click.echo(f"Provenance: {record}")
     limit = outputs.fail_on_fallback_share
-    if limit is not None and boxes and fallbacks / boxes > limit:
-        click.echo(f"{PROGRAM}: error: {fallbacks} of {boxes} boxes ({fallbacks / boxes:.2%}) fell back to their "
-                   f"HBB, over the --fail_on_fallback_share of {limit:.2%}", err=True)
+    if limit is not None and tally.boxes and tally.fallbacks / tally.boxes > limit:
+        click.echo(f"{PROGRAM}: error: {tally.fallbacks} of {tally.boxes} boxes ({tally.fallbacks / tally.boxes:.2%}) "
+                   f"fell back to their HBB, over the --fail_on_fallback_share of {limit:.2%}", err=True)
         raise SystemExit(1)
-    if unreadable:
-        click.echo(f"{PROGRAM}: error: {len(unreadable)} frame(s) could not be read and have no OBB file "
-                   f"(first: {unreadable[0]})", err=True)
+    if tally.unreadable:
+        click.echo(f"{PROGRAM}: error: {len(tally.unreadable)} frame(s) could not be read and have no OBB file "
+                   f"(first: {tally.unreadable[0]})", err=True)
         raise SystemExit(1)
 
 
@@ -332,22 +282,3 @@ def _frame_failed(call: tuple, exc: BaseException):
         raise Hbb2ObbError(f"{call[3]}: {failure_reason(exc)}; the frames finished so far are kept: "
                            "run again with --resume to convert the rest")
     raise exc
-
-
-def prompt_files(hbb_dir: Path) -> dict[str, Path]:
-    """The HBB files of ``hbb_dir`` by frame name: ``NAME.txt``, the suffix in any case (``.TXT``
-    too, as the evaluation reads label folders); two files of one name are an :class:`InputError`."""
-    found: dict[str, Path] = {}
-    for path in sorted(hbb_dir.iterdir()):
-        if path.suffix.lower() != ".txt" or not path.is_file():
-            continue
-        if path.stem in found:
-            raise InputError(f"{found[path.stem]} and {path}: two HBB files for frame {path.stem!r}; keep one of them")
-        found[path.stem] = path
-    return found
-
-
-def orphan_prompts(prompts: dict[str, Path], frames: list) -> list[Path]:
-    """The HBB files (:func:`prompt_files`) that no frame in ``frames`` is named after."""
-    stems = {p.stem for p in frames}
-    return sorted(path for stem, path in prompts.items() if stem not in stems)
