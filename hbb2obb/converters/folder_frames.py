@@ -69,9 +69,10 @@ def orphan_prompts(prompts: dict[str, Path], frames: list) -> list[Path]:
 class OutcomeTally:
     """What the frames of a run did, added up in the frames' order.
 
-    ``warnings`` are ``(kind, message)`` pairs (an unreadable frame, the frames' own warnings,
-    the first precision loss); ``readings`` counts the frames per reading of their prompts and
-    ``frame_readings`` gives each frame's, ``"NAME.jpg tight"``.
+    ``warnings`` are ``(kind, message)`` pairs: an unreadable frame, the frames' own warnings,
+    the first precision loss, and the first detector confidence that no output keeps.
+    ``readings`` counts the frames per reading of their prompts; ``frame_readings`` gives each
+    frame's, ``"NAME.jpg tight"``.
     """
 
     converted: int = 0
@@ -93,15 +94,16 @@ def tally_outcomes(frames: list, outcomes: list) -> OutcomeTally:
     """Add up the outcomes (:class:`~hbb2obb.converters.frame_tasks.FrameOutcome`) of ``frames``
     (:class:`~hbb2obb.converters.distribute.Frame`), frame by frame."""
     tally = OutcomeTally()
-    precision_said = False
+    said = set()  # the warnings said once per run, by the first frame that has them
     for frame, outcome in zip(frames, outcomes):
         if outcome.error is not None:
             tally.unreadable.append(frame.image)
             tally.warnings.append(("unreadable", outcome.error))
             continue
-        if outcome.lossy and not precision_said:
-            tally.warnings.append(("precision", outcome.lossy))
-            precision_said = True  # said once per run
+        for kind, message in (("precision", outcome.lossy), ("unused-score", outcome.unused_scores)):
+            if message and kind not in said:
+                tally.warnings.append((kind, message))
+                said.add(kind)
         tally.warnings += [tuple(warning) for warning in outcome.warnings]
         tally.broken_lines += outcome.broken_lines  # warned one by one, counted on the Skipped: line
         for reason in outcome.reasons:

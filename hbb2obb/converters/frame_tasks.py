@@ -81,6 +81,9 @@ class FrameOutcome:
     lossy: Optional[str] = None
     broken_lines: int = 0
     error: Optional[str] = None
+    #: the warning that this frame's HBB lines carry a detector's confidence no output keeps
+    #: (said once per run, as ``lossy``)
+    unused_scores: Optional[str] = None
 
     @property
     def fell_back_entirely(self) -> bool:
@@ -136,6 +139,12 @@ def convert_one(image_path: Path, hbb_path: Path, job: FrameJob, shown_image: Op
     outcome = FrameOutcome()
     if settings.normalize:  # absolute coordinates are written at a precision that is never lossy
         outcome.lossy = lossy_precision_warning(settings.precision, result.image.size)
+    detector_used = settings.confidence_source != "conversion" and (
+        settings.save_confidence or job.side_car or job.show_confidence)
+    if not detector_used and len(result.label_file.boxes) and _has_detector_scores(result.label_file):
+        outcome.unused_scores = (f"{hbb_name}: the HBB lines carry a 6th column, a detector's confidence, that no "
+                                 "output keeps (AP needs it); add --confidence_source detector with --save_confidence "
+                                 "or --confidence_dir DIR")
     warnings = [("bad-score", problem) for problem in texts.problems]
     if texts.missing_scores:
         warnings.append(("no-score", f"{texts.missing_scores} of {len(texts.confidences)} HBBs in {hbb_name} carry "
@@ -163,6 +172,17 @@ def convert_one(image_path: Path, hbb_path: Path, job: FrameJob, shown_image: Op
     if job.picture:
         files["picture"] = _picture(result, job, texts.confidences)
     return FrameResult(files, outcome)
+
+
+def _has_detector_scores(label_file) -> bool:
+    """Whether any HBB line carries a usable 6th column (a detector's confidence)."""
+    import numpy as np
+
+    from hbb2obb.converters.image.outputs import detector_scores
+
+    if label_file.boxes.score is not None:  # every line has one
+        return True
+    return bool(np.isfinite(detector_scores(label_file)[0]).any())  # some lines only: read them again
 
 
 def _picture(result, job: FrameJob, confidences) -> bytes:

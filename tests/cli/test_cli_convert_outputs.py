@@ -143,6 +143,17 @@ def test_the_detector_confidence_is_carried_through(tmp_path):
     products = [s * c if s is not None else c for s, c in zip(scores, conversion)]
     np.testing.assert_allclose([r[9] for r in rows(tmp_path / "comb" / "frame00.txt")], products, atol=1e-4)
     assert "1 of 4 HBBs in" in detector.output and "no usable detector confidence" in detector.output
+    # a run that keeps the detector's scores nowhere says so, once (own: the conversion's scores)
+    unused = "carry a 6th column, a detector's confidence, that no output keeps"
+    assert own.stderr.count(unused) == 1 and unused not in detector.stderr and unused not in combined.stderr
+    plain = run(images, "-nb", "--obb_dir", tmp_path / "plain")
+    assert plain.stderr.count(unused) == 1 and "--confidence_source detector" in plain.stderr
+    assert {len(r) for r in rows(tmp_path / "plain" / "frame00.txt")} == {9}  # the scores really are not there
+
+
+def test_prompts_without_scores_raise_no_word_about_them(dataset, tmp_path):
+    result = run(dataset.images_dir, "-nb", "--obb_dir", tmp_path / "obb")
+    assert result.exit_code == 0 and "6th column" not in result.stderr
 
 
 # --- polygons ---------------------------------------------------------------------------------
