@@ -141,7 +141,8 @@ def convert_one(image_path: Path, hbb_path: Path, job: FrameJob, shown_image: Op
         outcome.lossy = lossy_precision_warning(settings.precision, result.image.size)
     detector_used = settings.confidence_source != "conversion" and (
         settings.save_confidence or job.side_car or job.show_confidence)
-    if not detector_used and len(result.label_file.boxes) and _has_detector_scores(result.label_file):
+    label_file = result.label_file  # a 6th column on every line (score), or on some (line_scores)
+    if not detector_used and (label_file.boxes.score is not None or label_file.line_scores is not None):
         outcome.unused_scores = (f"{hbb_name}: the HBB lines carry a 6th column, a detector's confidence, that no "
                                  "output keeps (AP needs it); add --confidence_source detector with --save_confidence "
                                  "or --confidence_dir DIR")
@@ -172,17 +173,6 @@ def convert_one(image_path: Path, hbb_path: Path, job: FrameJob, shown_image: Op
     if job.picture:
         files["picture"] = _picture(result, job, texts.confidences)
     return FrameResult(files, outcome)
-
-
-def _has_detector_scores(label_file) -> bool:
-    """Whether any HBB line carries a usable 6th column (a detector's confidence)."""
-    import numpy as np
-
-    from hbb2obb.converters.image.outputs import detector_scores
-
-    if label_file.boxes.score is not None:  # every line has one
-        return True
-    return bool(np.isfinite(detector_scores(label_file)[0]).any())  # some lines only: read them again
 
 
 def _picture(result, job: FrameJob, confidences) -> bytes:

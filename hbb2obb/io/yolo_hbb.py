@@ -63,9 +63,13 @@ def read_yolo_hbb(path: str | Path, *, strict: bool) -> LabelFile:
         scores.append(parsed[4] if len(parsed) == 5 else None)
         lines.append(number)
     xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
-    score = np.array(scores, dtype=np.float64) if scores and all(s is not None for s in scores) else None
+    scored = sum(s is not None for s in scores)
+    score = np.array(scores, dtype=np.float64) if scores and scored == len(scores) else None
+    # some lines with a confidence, some without: each line's, NaN where none (as the YOLO-OBB reader keeps them)
+    line_scores = np.array([np.nan if s is None else s for s in scores], dtype=np.float64) \
+        if 0 < scored < len(scores) else None
     boxes = Boxes.from_xywh(xywh, np.array(classes, dtype=np.int64), score=score, line=np.array(lines, dtype=np.int64))
-    return LabelFile(path, boxes, tuple(sink.problems), looks_normalized(xywh))
+    return LabelFile(path, boxes, tuple(sink.problems), looks_normalized(xywh), line_scores)
 
 
 def read_yolo_hbb_pixels(path: str | Path, frame_size: tuple | None, *, strict: bool,
@@ -82,18 +86,18 @@ def read_yolo_hbb_pixels(path: str | Path, frame_size: tuple | None, *, strict: 
     label_file = read_yolo_hbb(path, strict=strict)
     corners = label_file.boxes.corners
     if not len(corners):
-        return LabelFile(label_file.path, label_file.boxes, label_file.problems, None)
+        return LabelFile(label_file.path, label_file.boxes, label_file.problems, None, label_file.line_scores)
     xy_min, xy_max = corners[:, 0], corners[:, 2]
     xywh = np.concatenate([(xy_min + xy_max) / 2, xy_max - xy_min], axis=1)
     if np.abs(xywh).max() > normalized_limit:
-        return LabelFile(label_file.path, label_file.boxes, label_file.problems, False)
+        return LabelFile(label_file.path, label_file.boxes, label_file.problems, False, label_file.line_scores)
     if frame_size is None:
         raise InputError(f"{label_file.path}: normalized coordinates need the frame size (give -i IMAGES or -iw/-ih)")
     values = _xywh_values(Path(path), label_file.boxes.line)
     width, height = frame_size
     pixels = values * np.array([width, height, width, height], dtype=np.float64)
     boxes = Boxes.from_xywh(pixels, label_file.boxes.class_id, score=label_file.boxes.score, line=label_file.boxes.line)
-    return LabelFile(label_file.path, boxes, label_file.problems, False)
+    return LabelFile(label_file.path, boxes, label_file.problems, False, label_file.line_scores)
 
 
 def _xywh_values(path: Path, lines: np.ndarray) -> np.ndarray:

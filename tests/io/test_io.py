@@ -104,6 +104,13 @@ def test_yolo_hbb_becomes_axis_aligned_corners(tmp_path):
     assert parsed.boxes.corners[0].tolist() == [[80, 40], [120, 40], [120, 60], [80, 60]]
     assert parsed.boxes.class_id.tolist() == [1, 0]
     assert parsed.boxes.score is None
+    # some lines with a confidence: each line's kept apart, NaN where none (as the YOLO-OBB reader does)
+    np.testing.assert_array_equal(parsed.line_scores, [np.nan, 0.9])
+    path.write_text("1 100 50 40 20 0.5\n0 10 10 2 2 0.9\n")
+    every = read_yolo_hbb(path, strict=True)
+    assert every.boxes.score.tolist() == [0.5, 0.9] and every.line_scores is None
+    path.write_text("1 100 50 40 20\n")
+    assert read_yolo_hbb(path, strict=True).line_scores is None
 
 
 @pytest.mark.parametrize("line, reason", [("0 1 2 3", "found 4"), ("0 1 2 -3 4", "negative"), ("x 1 2 3 4", "integer")])
