@@ -36,7 +36,6 @@ from hbb2obb.io.written import OutputGuard
 from hbb2obb.scoring.evaluate import resolve_jobs
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, failure_reason
 
-LOCK_NAME = CONVERSION_LOCK
 PROGRAM = "hbb2obb"
 
 
@@ -168,7 +167,7 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     warnings = []
     prompts = prompt_files(hbb_dir)
     prompted = [p for p in frames if p.stem in prompts]
-    unprompted = [p for p in frames if p not in prompted]
+    unprompted = [p for p in frames if p.stem not in prompts]
     warnings += [("no-hbb", f"{p}: no HBB file {hbb_dir / (p.stem + '.txt')}; frame skipped") for p in unprompted]
     orphans = orphan_prompts(prompts, frames) if img_source.is_dir() else []
     warnings += [("no-image", f"{p}: no image named {p.stem}.* in {img_source}; its boxes were not converted")
@@ -270,7 +269,7 @@ def lock_outputs(folders) -> list[str]:
     for folder in folders:
         distinct.setdefault(os.path.realpath(folder), Path(folder))
     for _, folder in sorted(distinct.items()):
-        notes += context.with_resource(FolderLock(folder, LOCK_NAME, "conversion",
+        notes += context.with_resource(FolderLock(folder, CONVERSION_LOCK, "conversion",
                                                   "wait for it to finish, or give another --obb_dir")).notes
     return notes
 

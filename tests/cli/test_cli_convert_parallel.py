@@ -228,9 +228,8 @@ def test_a_killed_run_resumes_to_the_files_of_an_uninterrupted_one(larger, unint
 
 HOLD_OUTPUT = """\
 import sys
-from hbb2obb.cli.convert import LOCK_NAME
-from hbb2obb.io.folder_lock import FolderLock
-with FolderLock(sys.argv[1], LOCK_NAME, "conversion"):
+from hbb2obb.io.folder_lock import CONVERSION_LOCK, FolderLock
+with FolderLock(sys.argv[1], CONVERSION_LOCK, "conversion"):
     print("held", flush=True)
     sys.stdin.readline()
 """
