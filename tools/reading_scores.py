@@ -34,7 +34,7 @@ from hbb2obb.converters.image.converter import hbb_xyxy, read_frame
 from hbb2obb.converters.image.params import ImageParams
 from hbb2obb.converters.image.reading import read_prompts
 from hbb2obb.converters.image.scene import estimate_tightness
-from hbb2obb.io import find_image, read_yolo_hbb, read_yolo_obb
+from hbb2obb.io import find_image, image_size, read_yolo_hbb, read_yolo_obb
 from hbb2obb.scoring.metric_dict import evaluate_obb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -85,7 +85,7 @@ def misreading_cost(images: Path, hbb_path: Path, truth: Path, kind: str, work: 
     """Mean IoU of one frame converted as ``auto`` reads it and as its known ``kind`` says."""
     image_path = find_image(images, hbb_path.stem)
     if kind == "margin":
-        right_params = {"margin": round(true_margin(hbb_path, truth / hbb_path.name, read_frame(image_path).size), 4)}
+        right_params = {"margin": round(true_margin(hbb_path, truth / hbb_path.name, image_size(image_path)), 4)}
     else:
         right_params = {"tightness": "tight" if kind == "tight" else "loose", "margin": 0.0}
     frame = link_subset(images, work / "images", [hbb_path.stem])
