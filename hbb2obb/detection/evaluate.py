@@ -302,8 +302,10 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     A pair whose detection and box have no other pair within reach (IoU at least the lowest
     threshold) meets no competition: the detection takes the box wherever the IoU reaches the
     threshold, whatever the area range. Most pairs are such. The other detections are visited
-    by rank within their frame and class: the k-th detection of every group is matched in the
-    same step, as groups share no ground truth. Each takes, among the boxes not yet taken
+    in turns (:func:`_turns`): the k-th detection by rank of every cluster of detections that
+    reach common boxes is matched in the same step, as clusters share no ground truth, so a
+    dense frame takes as many steps as its largest cluster has detections, not as it has
+    detections of one class. Each takes, among the boxes not yet taken
     (crowd boxes can be taken again) with IoU at least the threshold, a non-ignored box before
     an ignored one, then the highest IoU, then the later box: what COCOeval's inner loop picks.
 
@@ -337,11 +339,12 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     boxes = np.flatnonzero(present)
     local_gt = (np.cumsum(present) - 1)[pg]
     taken = np.zeros((limits.size, boxes.size), dtype=bool)
-    # pairs by rank, then by detection, each detection's best first (highest IoU, then later box)
-    by_rank = np.lexsort((-pg, -pv, pd, rank[pd]))
-    pg, pd, pv, local_gt = pg[by_rank], pd[by_rank], pv[by_rank], local_gt[by_rank]
-    step_rank = rank[pd]
-    bounds = np.flatnonzero(np.concatenate([[True], step_rank[1:] != step_rank[:-1], [True]]))
+    turn = _turns(local_gt, contested_pos[pd], rank[contested])
+    # pairs by turn, then by detection, each detection's best first (highest IoU, then later box)
+    by_turn = np.lexsort((-pg, -pv, pd, turn[contested_pos[pd]]))
+    pg, pd, pv, local_gt = pg[by_turn], pd[by_turn], pv[by_turn], local_gt[by_turn]
+    step = turn[contested_pos[pd]]
+    bounds = np.flatnonzero(np.concatenate([[True], step[1:] != step[:-1], [True]]))
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)
     for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -359,6 +362,49 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
         contested_gt[cc, contested_pos[d[pp]]] = g[pp]
         taken[cc, lg[pp]] = True
     return level, simple_gt, contested_pos, contested_gt
+
+
+_CLUSTER_ROUNDS = 64  # label-spreading rounds before a chain of contests is matched by rank alone
+
+
+def _turns(box, det, rank) -> np.ndarray:
+    """When each contested detection is matched: its place by rank within its cluster.
+
+    A cluster is a connected set of detections and boxes, linked by the pairs ``(box[i],
+    det[i])``. Greedy matching within one cluster never looks at another's boxes, so the
+    clusters can go step by step side by side. The clusters come from spreading the smallest
+    detection label over the pairs until nothing changes; a chain too long for
+    :data:`_CLUSTER_ROUNDS` rounds falls back to the rank within frame and class (every
+    detection of a frame and class in its own step: the same matches, more steps).
+
+    Parameters
+    ----------
+    box, det : (p,) int
+        The contested pairs: boxes and detections as indices from 0, every detection in a pair.
+    rank : (c,) int
+        Each detection's position by score within its frame and class.
+
+    Returns
+    -------
+    (c,) int64
+        Each detection's turn.
+
+    Examples
+    --------
+    >>> _turns(np.array([0, 0, 1, 1]), np.array([0, 1, 2, 3]), np.array([0, 1, 0, 3])).tolist()
+    [0, 1, 0, 1]
+    """
+    label = np.arange(rank.size)
+    box_label = np.empty(int(box.max()) + 1 if box.size else 0, dtype=label.dtype)
+    for _ in range(_CLUSTER_ROUNDS):
+        box_label.fill(rank.size)
+        np.minimum.at(box_label, box, label[det])
+        spread = label.copy()
+        np.minimum.at(spread, det, box_label[box])
+        if np.array_equal(spread, label):
+            return _ranks(np.argsort(rank, kind="stable"), label)
+        label = spread
+    return np.asarray(rank, dtype=np.int64)
 
 
 def _dota_flags(pair_gt, pair_pred, pair_iou, order, n_det, difficult) -> tuple[np.ndarray, np.ndarray]:

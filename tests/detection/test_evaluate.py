@@ -11,8 +11,9 @@ import pytest
 from shapely.geometry import Polygon
 
 from hbb2obb.boxes import Boxes
+from hbb2obb.detection import evaluate as evaluate_module
 from hbb2obb.detection.accumulate import accumulate, summarize_detections
-from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, evaluate_detections
+from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, _turns, evaluate_detections
 from hbb2obb.errors import UsageError
 from hbb2obb.gates.require import parse_gate
 from hbb2obb.geometry import iou_pairs, polygon_area
@@ -348,3 +349,51 @@ def test_chains_of_contested_detections_agree_with_cocoeval():
     oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, 100)
     np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
+
+
+
+def one_frame(boxes: Boxes, frame: np.ndarray, step: float) -> Boxes:
+    """The boxes of every frame moved ``step`` pixels further down per frame index, for one frame."""
+    shift = np.stack([np.zeros(len(boxes)), step * frame], axis=1)[:, None, :]
+    return Boxes(boxes.corners + shift, boxes.class_id, difficult=boxes.difficult, score=boxes.score)
+
+
+@pytest.mark.parametrize("rounds", [None, 1])
+def test_clusters_in_one_frame_agree_with_cocoeval(monkeypatch, rounds):
+    # every chain in one frame, clusters matched side by side; with a single round of label
+    # spreading no cluster settles, and the matching falls back to one detection a step
+    if rounds is not None:
+        monkeypatch.setattr(evaluate_module, "_CLUSTER_ROUNDS", rounds)
+    by_rank, turns = [], evaluate_module._turns
+
+    def spied(box, det, rank):
+        result = turns(box, det, rank)
+        by_rank.append(np.array_equal(result, rank))
+        return result
+
+    monkeypatch.setattr(evaluate_module, "_turns", spied)
+    gt, gt_frame, dt, dt_frame, _ = rows_of_overlapping_boxes([2, 3, 4, 6, 5, 30, 1, 2], seed=5)
+    gt, dt = one_frame(gt, gt_frame, 60.0), one_frame(dt, dt_frame, 60.0)
+    gt_frame, dt_frame = np.zeros(len(gt), dtype=np.int64), np.zeros(len(dt), dtype=np.int64)
+    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame), every_max_dets=True)
+    oracle = coco_oracle(gt, gt_frame, dt, dt_frame, 1, 100)
+    np.testing.assert_allclose(as_coco(acc.precision), oracle.eval["precision"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(as_coco(acc.recall), oracle.eval["recall"], rtol=0, atol=1e-9)
+    assert by_rank == [rounds == 1]  # the clusters' turns, or the fallback's plain ranks
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_turns_are_ranks_within_connected_clusters(seed):
+    csgraph = pytest.importorskip("scipy.sparse.csgraph")
+    from scipy.sparse import coo_matrix
+
+    rng = np.random.default_rng(seed)
+    n_det, n_box, n_pair = 300, 200, 420
+    det, box = rng.integers(0, n_det, n_pair), rng.integers(0, n_box, n_pair)
+    det = np.concatenate([det, np.arange(n_det)])  # every detection in some pair
+    box = np.concatenate([box, rng.integers(0, n_box, n_det)])
+    rank = rng.permutation(n_det)
+    graph = coo_matrix((np.ones(det.size), (det, n_det + box)), shape=(n_det + n_box,) * 2)
+    label = csgraph.connected_components(graph, directed=False)[1][:n_det]
+    expected = np.array([np.sum((label == label[d]) & (rank < rank[d])) for d in range(n_det)])
+    np.testing.assert_array_equal(_turns(box, det, rank), expected)
