@@ -271,14 +271,23 @@ def _shoelace(x, y, scratch):
     return 0.5 * (total + terms.sum(axis=0))
 
 
-def _iou_prepared(ax, ay, a_bad, bx, by, b_bad) -> np.ndarray:
-    """IoU of aligned planar boxes already passed through ``convex_positive``, in chunks."""
-    count = ax.shape[1]
+def _iou_gathered(prepared_a, prepared_b, ia, ib) -> np.ndarray:
+    """IoU of the pairs ``(ia[i], ib[i])`` of boxes passed once through ``convex_positive``.
+
+    ``prepared_a`` and ``prepared_b`` are its ``(x, y, bad)`` of each side. The pairs' corners are
+    gathered chunk by chunk into work arrays rather than all at once: the full gathered copy of a
+    dense set's pairs is tens of MB of fresh memory, faulted in page by page, to be read once.
+    """
+    count = ia.size
     out = np.empty(count)
     scratch = _scratch_for(count)
     for start in range(0, count, _CHUNK):
-        part = slice(start, start + _CHUNK)
-        out[part] = _iou_planar(ax[:, part], ay[:, part], a_bad[part], bx[:, part], by[:, part], b_bad[part], scratch)
+        at_a, at_b = ia[start : start + _CHUNK], ib[start : start + _CHUNK]
+        part = scratch if scratch.columns == at_a.size else scratch.narrowed(at_a.size)
+        ax, ay, bx, by = (np.take(rows, at, axis=1, out=part.get(name, 4)) for rows, at, name in (
+            (prepared_a[0], at_a, "pair_ax"), (prepared_a[1], at_a, "pair_ay"),
+            (prepared_b[0], at_b, "pair_bx"), (prepared_b[1], at_b, "pair_by")))
+        out[start : start + at_a.size] = _iou_planar(ax, ay, prepared_a[2][at_a], bx, by, prepared_b[2][at_b], part)
     return out
 
 
@@ -395,15 +404,16 @@ def sparse_pairwise_iou(a, b, a_group=None, b_group=None) -> tuple[np.ndarray, n
         return ia, ib, np.zeros(0)
     ax, ay, bad_a, concave_a = convex_positive(*a_planar)
     bx, by, bad_b, concave_b = convex_positive(*b_planar)
-    # Each box is prepared once, and its planar columns gathered per pair (np.take: contiguous rows).
-    # Preparing is column by column, so the values are those of iou_pairs on the gathered corners.
-    pair_ax, pair_ay, pair_bx, pair_by = (
-        np.take(rows, at, axis=1) for rows, at in ((ax, ia), (ay, ia), (bx, ib), (by, ib))
-    )
-    pair_bad_a, pair_bad_b = np.take(bad_a, ia), np.take(bad_b, ib)
-    iou = _iou_prepared(pair_ax, pair_ay, pair_bad_a, pair_bx, pair_by, pair_bad_b)
+    # Each box is prepared once, and its planar columns gathered per pair. Preparing is column by
+    # column, so the values are those of iou_pairs on the gathered corners.
+    iou = _iou_gathered((ax, ay, bad_a), (bx, by, bad_b), ia, ib)
     if concave_a.any() or concave_b.any():
-        _score_concave(iou, pair_ax, pair_ay, pair_bad_a, concave_a[ia], pair_bx, pair_by, pair_bad_b, concave_b[ib])
+        rows = np.flatnonzero(concave_a[ia] | concave_b[ib])
+        at_a, at_b = ia[rows], ib[rows]
+        scored = iou[rows]
+        _score_concave(scored, ax[:, at_a], ay[:, at_a], bad_a[at_a], concave_a[at_a],
+                       bx[:, at_b], by[:, at_b], bad_b[at_b], concave_b[at_b])
+        iou[rows] = scored
     return ia, ib, iou
 
 
