@@ -194,10 +194,12 @@ def _note_unit_boxes(batch: LabelBatch, codes: np.ndarray, health: FrameHealth) 
     pixel_rows = codes[rows.file] == 0
     if not pixel_rows.any():
         return
-    unit = pixel_rows & (np.abs(rows.corners.reshape(-1, 8)).max(axis=1) <= NORMALIZED_LIMIT)
-    if unit.any():
-        first = int(np.argmax(unit))
-        health.unit_boxes += int(np.count_nonzero(unit))
+    # the first coordinate alone rules out nearly every box: only the few left are checked whole
+    maybe = np.flatnonzero(pixel_rows & (np.abs(rows.corners[:, 0, 0]) <= NORMALIZED_LIMIT))
+    unit = maybe[np.abs(rows.corners[maybe].reshape(-1, 8)).max(axis=1, initial=0.0) <= NORMALIZED_LIMIT]
+    if unit.size:
+        first = int(unit[0])
+        health.unit_boxes += int(unit.size)
         health.first_unit_box = (str(batch.paths[rows.file[first]]), int(rows.line[first]))
 
 

@@ -209,3 +209,15 @@ def test_class_stats_carry_the_reference_keys_everywhere(write_labels):
         assert len(stats["angle_errors"]) == 2
     assert written["class_names"] == {0: "Car", 1: "Bus"}
     assert "class_names" not in metrics  # no map, no names
+
+
+def test_pixel_boxes_at_the_frame_corner_are_not_taken_for_normalized_ones(write_labels):
+    """Only a box with every coordinate within 2 looks normalized, whichever corner comes first."""
+    near = np.array([[0.5, 0.5], [1.5, 0.5], [1.5, 40.0], [0.5, 40.0]])  # first corner within 2, the rest not
+    unit = np.array([[0.5, 1.0], [1.5, 1.0], [1.5, 1.5], [0.5, 1.5]])
+    late = np.array([[30.0, 0.5], [1.5, 0.5], [1.5, 1.5], [0.5, 1.5]])  # only the first corner beyond 2
+    lines = "".join(box_line(box) + "\n" for box in (EDGE_BOX, near, late, unit, unit))
+    root = write_labels({"gt/a.txt": lines, "pred/a.txt": lines})
+    _, err = metrics_of(root / "gt", root / "pred", "-iw", W, "-ih", H)
+    assert (f"4 box(es) in files of pixel coordinates look normalized (no coordinate beyond 2; first: "
+            f"{root / 'gt' / 'a.txt'}:4)") in err
