@@ -344,7 +344,7 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     by_turn = np.lexsort((-pg, -pv, pd, turn[contested_pos[pd]]))
     pg, pd, pv, local_gt = pg[by_turn], pd[by_turn], pv[by_turn], local_gt[by_turn]
     step = turn[contested_pos[pd]]
-    bounds = np.flatnonzero(np.concatenate([[True], step[1:] != step[:-1], [True]]))
+    bounds = _batches(step, pd)
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)
     for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -364,6 +364,23 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     return level, simple_gt, contested_pos, contested_gt
 
 
+def _batches(step: np.ndarray, det: np.ndarray) -> np.ndarray:
+    """Where the sorted contested pairs are cut into batches matched at once (with both ends).
+
+    A batch never spans two steps nor splits one detection's pairs; a step whose pairs pass
+    :data:`_BATCH_PAIRS` is cut at detection boundaries (its detections are independent), so the
+    work arrays of a step, a row per threshold and area range, stay small on a dense frame.
+    """
+    n = step.size
+    new_step = np.concatenate([[True], step[1:] != step[:-1]])
+    new_det = np.flatnonzero(new_step | np.concatenate([[False], det[1:] != det[:-1]]))
+    step_start = np.maximum.accumulate(np.where(new_step, np.arange(n), 0))[new_det]
+    bucket = (new_det - step_start) // _BATCH_PAIRS
+    cut = new_step[new_det] | np.concatenate([[True], bucket[1:] != bucket[:-1]])
+    return np.concatenate([new_det[cut], [n]])
+
+
+_BATCH_PAIRS = 4096  # contested pairs matched at once, at most (plus one detection's)
 _CLUSTER_ROUNDS = 64  # label-spreading rounds before a chain of contests is matched by rank alone
 
 

@@ -13,7 +13,7 @@ from shapely.geometry import Polygon
 from hbb2obb.boxes import Boxes
 from hbb2obb.detection import evaluate as evaluate_module
 from hbb2obb.detection.accumulate import accumulate, summarize_detections
-from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, _turns, evaluate_detections
+from hbb2obb.detection.evaluate import AREA_RANGES, DetectionParams, _batches, _turns, evaluate_detections
 from hbb2obb.errors import UsageError
 from hbb2obb.gates.require import parse_gate
 from hbb2obb.geometry import iou_pairs, polygon_area
@@ -358,12 +358,15 @@ def one_frame(boxes: Boxes, frame: np.ndarray, step: float) -> Boxes:
     return Boxes(boxes.corners + shift, boxes.class_id, difficult=boxes.difficult, score=boxes.score)
 
 
-@pytest.mark.parametrize("rounds", [None, 1])
-def test_clusters_in_one_frame_agree_with_cocoeval(monkeypatch, rounds):
+@pytest.mark.parametrize("rounds, batch", [(None, None), (1, None), (None, 3)])
+def test_clusters_in_one_frame_agree_with_cocoeval(monkeypatch, rounds, batch):
     # every chain in one frame, clusters matched side by side; with a single round of label
-    # spreading no cluster settles, and the matching falls back to one detection a step
+    # spreading no cluster settles, and the matching falls back to one detection a step; with
+    # batches of 3 pairs every step is cut into many batches
     if rounds is not None:
         monkeypatch.setattr(evaluate_module, "_CLUSTER_ROUNDS", rounds)
+    if batch is not None:
+        monkeypatch.setattr(evaluate_module, "_BATCH_PAIRS", batch)
     by_rank, turns = [], evaluate_module._turns
 
     def spied(box, det, rank):
@@ -397,3 +400,20 @@ def test_turns_are_ranks_within_connected_clusters(seed):
     label = csgraph.connected_components(graph, directed=False)[1][:n_det]
     expected = np.array([np.sum((label == label[d]) & (rank < rank[d])) for d in range(n_det)])
     np.testing.assert_array_equal(_turns(box, det, rank), expected)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 50])
+def test_batches_cut_steps_at_detections(monkeypatch, limit):
+    monkeypatch.setattr(evaluate_module, "_BATCH_PAIRS", limit)
+    rng = np.random.default_rng(limit)
+    step = np.sort(rng.integers(0, 5, 300))
+    det = np.concatenate([np.sort(rng.integers(0, 40, (step == k).sum())) + 100 * k for k in range(5)])
+    bounds = _batches(step, det)
+    assert bounds[0] == 0 and bounds[-1] == step.size and (np.diff(bounds) > 0).all()
+    runs = np.flatnonzero(np.concatenate([[True], (step[1:] != step[:-1]) | (det[1:] != det[:-1])]))
+    assert set(np.flatnonzero(np.concatenate([[True], step[1:] != step[:-1]]))) <= set(bounds.tolist())
+    assert set(bounds[:-1].tolist()) <= set(runs.tolist())  # never inside one detection's pairs
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        assert len(set(step[start:stop])) == 1
+        last = runs[runs < stop].max()  # the batch's last detection may carry it past the limit
+        assert last - start < limit or last == start
