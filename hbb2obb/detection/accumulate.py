@@ -113,9 +113,13 @@ def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> Detec
     by_score = [np.take(values, by_class) for values in (ev.level, ev.simple_gt, ev.contested_pos, ev.rank,
                                                           ev.dota_tp, ev.dota_fp)]
     outside_by_score = np.take(ev.det_outside, by_class, axis=1)  # (A, n)
+    # boxes that count, per area range and class, and the DOTA rule's per class: counted once
+    # for all classes (a mask over every box per class grew with boxes times classes)
+    counted = np.stack([np.bincount(ev.gt_class[~ignored], minlength=n_k) for ignored in ev.gt_ignored]) \
+        if n_a else np.zeros((0, n_k), dtype=np.int64)
+    positives = np.bincount(ev.gt_class[~np.asarray(ev.gt_difficult, dtype=bool)], minlength=n_k)
     for k in range(n_k):
-        in_class = ev.gt_class == k
-        npig = np.count_nonzero(~ev.gt_ignored[:, in_class], axis=1)  # (A,)
+        npig = counted[:, k]  # (A,)
         of_class = slice(bounds[k], bounds[k + 1])
         level, box, position, ranks, dota_tp, dota_fp = (values[of_class] for values in by_score)
         for a in np.flatnonzero(npig).tolist():
@@ -142,7 +146,7 @@ def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> Detec
                 else:
                     tp_flags, block_scored = all_tp, scored
                 recall[:, k, a, m], precision[:, :, k, a, m] = _curve(tp_flags, block_scored, npig[a])
-        npos = np.count_nonzero(in_class & ~ev.gt_difficult)
+        npos = int(positives[k])
         tp = np.cumsum(dota_tp).astype(float)
         fp = np.cumsum(dota_fp).astype(float)
         if npos:
@@ -179,6 +183,7 @@ def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
     at_50 = np.flatnonzero(np.isclose(thresholds, 0.5))
     at_75 = np.flatnonzero(np.isclose(thresholds, 0.75))
     p = acc.precision
+    at_50_all, all_all = p[at_50][:, :, :, 0, last], p[:, :, :, 0, last]  # once, not per class
     overall = {
         "map50_95": _mean(p[:, :, :, 0, last]),
         "map50": _mean(p[at_50][:, :, :, 0, last]),
@@ -196,8 +201,8 @@ def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
     per_class = {}
     for k, class_id in enumerate(acc.classes.tolist()):
         per_class[int(class_id)] = {
-            "ap50": _mean(p[at_50][:, :, k, 0, last]),
-            "ap50_95": _mean(p[:, :, k, 0, last]),
+            "ap50": _mean(at_50_all[:, :, k]),
+            "ap50_95": _mean(all_all[:, :, k]),
             "dota_ap50": float(acc.dota_ap[k]),
         }
     return overall, per_class

@@ -177,7 +177,7 @@ class DetectionEval:
         some = np.flatnonzero(position >= 0)
         if some.size:
             rows = np.arange(n_t) * self.gt_ignored.shape[0] + area
-            matched = self.contested_gt[rows][:, position[some]]
+            matched = self.contested_gt[rows[:, None], position[some][None, :]]  # only these detections' columns
             hit[:, some] = matched >= 0
             scored[:, some] = ~np.where(matched >= 0, self.gt_ignored[area, np.maximum(matched, 0)],
                                         outside[some][None, :])

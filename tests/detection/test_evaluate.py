@@ -417,3 +417,27 @@ def test_batches_cut_steps_at_detections(monkeypatch, limit):
         assert len(set(step[start:stop])) == 1
         last = runs[runs < stop].max()  # the batch's last detection may carry it past the limit
         assert last - start < limit or last == start
+
+
+def test_per_class_ap_of_many_classes_agrees_with_cocoeval():
+    # 40 classes, some with ground truth only, some with detections only; each class's AP50 and
+    # AP50:95 against the means of COCOeval's precision for that category
+    gt, gt_frame, dt, dt_frame, frames = random_scene(11, frames=9)
+    rng = np.random.default_rng(11)
+    relabel = rng.permutation(40)
+    gt = Boxes(gt.corners, relabel[(gt.class_id * 7 + np.arange(len(gt))) % 40], difficult=gt.difficult)
+    dt_class = np.where(rng.random(len(dt)) < 0.8, gt.class_id[rng.integers(0, len(gt), len(dt))], relabel[dt.class_id])
+    dt = Boxes(dt.corners, dt_class, score=dt.score)
+    acc = accumulate(evaluate_detections(gt, gt_frame, dt, dt_frame))
+    _, per_class = summarize_detections(acc)
+    oracle = coco_oracle(gt, gt_frame, dt, dt_frame, frames, 100)
+    precision = oracle.eval["precision"]  # (T, R, K, A, M), categories in sorted id order
+    categories = sorted(per_class)
+    assert categories == sorted(int(k) for k in np.union1d(gt.class_id, dt.class_id)) and len(categories) >= 30
+
+    def mean(values):
+        return np.mean(values[values > -1]) if (values > -1).any() else np.nan
+
+    for k, class_id in enumerate(categories):
+        np.testing.assert_allclose(per_class[class_id]["ap50"], mean(precision[0, :, k, 0, -1]), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(per_class[class_id]["ap50_95"], mean(precision[:, :, k, 0, -1]), rtol=0, atol=1e-9)
