@@ -14,6 +14,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from hbb2obb.plotting.detection import top_classes  # noqa: E402
+
 TYPES = ("cls", "loc", "orient", "both", "dupe", "bkg", "miss")
 LABELS = {"cls": "classification", "loc": "localization", "orient": "orientation", "both": "both",
           "dupe": "duplicate", "bkg": "background", "miss": "missed", "fp": "all false positives",
@@ -48,9 +50,20 @@ def _overall_panel(ax, errors: dict) -> None:
     ax.grid(axis="x", alpha=0.3)
 
 
+def _shown(classes: list) -> list:
+    """The classes the per-class panel draws: all, or the
+    :data:`~hbb2obb.plotting.detection.MAX_CLASSES` with the most AP to gain."""
+    gain = [sum(np.nan_to_num(_value(c[f"dap_{name}"])) for name in TYPES) for c in classes]
+    return [classes[i] for i in top_classes(gain).tolist()]
+
+
 def _class_panel(ax, errors: dict) -> None:
-    classes = errors["classes"]
-    ax.set_title("dAP per class (AP gained in that class by fixing one type)", fontsize=11, pad=44)
+    classes = _shown(errors["classes"])
+    more = len(errors["classes"]) - len(classes)
+    title = "dAP per class (AP gained in that class by fixing one type)"
+    if more:
+        title += f"\nthe {len(classes)} classes with the most to gain; {more} more in analysis.yaml"
+    ax.set_title(title, fontsize=11, pad=44)
     if not classes:
         ax.text(0.5, 0.5, "no classes", ha="center", va="center", transform=ax.transAxes)
         return
@@ -72,7 +85,7 @@ def _class_panel(ax, errors: dict) -> None:
 def plot_errors(errors: dict) -> Figure:
     """The two panels of the decomposition (``errors`` as :func:`~hbb2obb.analysis.detection_errors.detection_errors`
     gives it)."""
-    n_classes = len(errors["classes"])
+    n_classes = len(_shown(errors["classes"]))
     fig = Figure(figsize=(6.5 + max(6.0, 0.9 * n_classes), 5.0), layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[6.5, max(6.0, 0.9 * n_classes)])
     _overall_panel(left, errors)
