@@ -154,6 +154,9 @@ def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
         rows = np.arange(g.size)
         take = (first_of_gt[g] == rows) & (first_of_pred[p] == rows)
         gi, pi = g[take], p[take]
+        if gi.size * _LEAST_SHARE < g.size:  # a round takes few pairs (ties, a box with many twins): so would the next
+            _greedy_loop(g, p, v, matched, chosen, chosen_iou)
+            break
         matched[gi] = True
         chosen[gi] = pi
         chosen_iou[gi] = v[take]
@@ -165,6 +168,7 @@ def _greedy_exclusive(gt_index, pred_index, iou, n_gt, iou_threshold):
 
 
 _VECTOR_ROUNDS = 32
+_LEAST_SHARE = 64  # a round taking under 1/64 of the pairs left hands them to the loop (64 rounds cost more)
 
 
 def _first_rows(keys: np.ndarray, size: int) -> np.ndarray:

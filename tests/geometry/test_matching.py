@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from hbb2obb.geometry import matching
 from hbb2obb.geometry.matching import match_pairs
 
 
@@ -117,10 +118,14 @@ def test_matching_equals_brute_force(seed, n_gt, n_pred, per_gt, one_to_one):
         assert (np.bincount(g, minlength=n_gt) > 1).any() and m.matched.any() and not m.matched.all()
 
 
-def test_one_to_one_on_a_long_chain_of_conflicts_equals_brute_force():
+@pytest.mark.parametrize("least_share", [None, 10**9])
+def test_one_to_one_on_a_long_chain_of_conflicts_equals_brute_force(monkeypatch, least_share):
     # Box i competes with box i + 1 for prediction i + 1, the later pair always a hair higher:
-    # each round of the vectorized greedy settles one link, so the chain outlasts its rounds
-    # and the rest goes through the plain loop; both parts must give the greedy's choice.
+    # each round of the vectorized greedy settles one link, so the rest goes through the plain
+    # loop, at once (a round taking so few pairs) or, with that switch off, after the chain
+    # outlasts the rounds; both parts must give the greedy's choice.
+    if least_share is not None:
+        monkeypatch.setattr(matching, "_LEAST_SHARE", least_share)
     n = 300
     g = np.concatenate([np.arange(n), np.arange(n)])
     p = np.concatenate([np.arange(n), np.arange(1, n + 1)])
@@ -143,3 +148,18 @@ def test_one_to_one_without_the_best_pairs_makes_the_same_matches(seed):
         np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
     np.testing.assert_array_equal(lean.pred_index[lean.matched], full.pred_index[full.matched])
     assert match_pairs(gt, pred, iou, 40, 50, 0.4, with_best=False).best_iou is not None  # not one-to-one: kept
+
+
+@pytest.mark.parametrize("least_share", [None, 10**9])
+def test_one_to_one_among_identical_boxes_equals_brute_force(monkeypatch, least_share):
+    # 60 boxes and 60 predictions all at one IoU (a box written 60 times on each side): every
+    # pair ties, each vectorized round would settle one; the greedy pairs them in index order
+    if least_share is not None:
+        monkeypatch.setattr(matching, "_LEAST_SHARE", least_share)
+    n = 60
+    g, p = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    v = np.full(g.size, 0.9)
+    order = np.random.default_rng(0).permutation(g.size)
+    m = match_pairs(g[order], p[order], v[order], n, n, 0.5, one_to_one=True)
+    expected, _ = brute_force(g, p, v, n, 0.5, True)
+    assert [(int(m.pred_index[i]), float(m.iou[i])) for i in range(n)] == expected == [(i, 0.9) for i in range(n)]
