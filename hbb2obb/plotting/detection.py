@@ -17,6 +17,22 @@ from hbb2obb.io.labelmap import class_name  # noqa: E402
 MAX_CLASSES = 25
 
 
+#: Characters of a class name a figure writes; a longer name is cut, ending in "...".
+NAME_CHARACTERS = 32
+
+
+def short_name(name) -> str:
+    """A class name as a figure writes it: at most :data:`NAME_CHARACTERS` characters.
+
+    Examples
+    --------
+    >>> short_name("small-vehicle"), short_name("x" * 40)
+    ('small-vehicle', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxx...')
+    """
+    name = str(name)
+    return name if len(name) <= NAME_CHARACTERS else name[: NAME_CHARACTERS - 3] + "..."
+
+
 def top_classes(weights, limit: int = MAX_CLASSES) -> np.ndarray:
     """Indices of the ``limit`` largest ``weights`` (the first on a tie), in their own order.
 
@@ -58,7 +74,7 @@ def confusion_figure(metrics: dict, label_map: dict | None = None) -> Figure:
     label_map = label_map or {}
     matrix = metrics["confusion_matrix"]
     counts, labels, others = _capped(np.asarray(matrix["counts"], dtype=float), list(matrix["classes"]), MAX_CLASSES)
-    names = [class_name(label_map, c) if c not in ("background", "other") else
+    names = [short_name(class_name(label_map, c)) if c not in ("background", "other") else
              (f"{others} other classes" if c == "other" else c) for c in labels]
     totals = counts.sum(axis=1, keepdims=True)
     share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
@@ -77,7 +93,7 @@ def confusion_figure(metrics: dict, label_map: dict | None = None) -> Figure:
     if metrics.get("detection_scored"):
         where += f", conf≥{metrics['conf_threshold']:.3g}"
     shown = f"; the {MAX_CLASSES} classes with the most boxes, {others} more summed" if others else ""
-    ax.set_title(f"Confusion matrix ({where}{shown})", fontsize=10)
+    ax.set_title(f"Confusion matrix\n({where}{shown})", fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the ground-truth row")
     fig.tight_layout()
     return fig
@@ -105,7 +121,8 @@ def pr_figure(summary, metrics: dict, label_map: dict | None = None) -> Figure:
         class_id = int(acc.classes[k])
         precision = acc.precision[at_50, :, k, 0, -1]
         ap = metrics["class_stats"][int(class_id)]["ap50"]
-        ax.plot(RECALL_THRESHOLDS, precision, lw=1.6, label=f"{class_name(label_map, class_id)}  AP50 {ap:.3f}")
+        name = short_name(class_name(label_map, class_id))
+        ax.plot(RECALL_THRESHOLDS, precision, lw=1.6, label=f"{name}  AP50 {ap:.3f}")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall")

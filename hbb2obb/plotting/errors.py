@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from hbb2obb.plotting.detection import top_classes  # noqa: E402
+from hbb2obb.plotting.detection import short_name, top_classes  # noqa: E402
 
 TYPES = ("cls", "loc", "orient", "both", "dupe", "bkg", "miss")
 LABELS = {"cls": "classification", "loc": "localization", "orient": "orientation", "both": "both",
@@ -73,7 +73,7 @@ def _class_panel(ax, errors: dict) -> None:
         values = np.nan_to_num([_value(c[f"dap_{name}"]) for c in classes])
         ax.bar(x - 0.4 + width * (i + 0.5), values, width, color=COLOURS[name], label=LABELS[name],
                edgecolor="#333333", linewidth=0.3)
-    ticks = [f"{c['class']}\nAP {_value(c['ap_tide']):.2f}\nn = {c['boxes']}" for c in classes]
+    ticks = [f"{short_name(c['class'])}\nAP {_value(c['ap_tide']):.2f}\nn = {c['boxes']}" for c in classes]
     ax.set_xticks(x, ticks, fontsize=8, rotation=0 if len(classes) <= 8 else 45,
                   ha="center" if len(classes) <= 8 else "right")
     ax.set_ylabel("dAP")

@@ -100,3 +100,17 @@ def test_the_pr_figure_draws_the_classes_with_the_most_ground_truth():
     names = [text.get_text().split()[0] for text in figure.axes[0].get_legend().get_texts()]
     assert len(names) == MAX_CLASSES and {"4", "31"} <= set(names)
     assert "15 more in the metric dict" in figure.axes[0].get_title()
+
+
+def test_a_long_class_name_is_cut_in_the_figures():
+    import warnings
+
+    metrics, _ = confusion_metrics(3)
+    long = "a-class-name-written-out-in-full-" * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the layout fits: no warning that it could not
+        figure = confusion_figure(metrics, {0: long, 1: "bus", 2: "car"})
+    labels = [tick.get_text() for tick in figure.axes[0].get_yticklabels()]
+    assert labels[0] == long[:29] + "..." and labels[1:] == ["bus", "car", "background"]
+    panel = plot_errors({**errors_data(3), "classes": [{**errors_data(3)["classes"][0], "class": long}]}).axes[1]
+    assert panel.get_xticklabels()[0].get_text().split("\n")[0] == long[:29] + "..."
