@@ -115,9 +115,8 @@ def accumulate(evaluation: DetectionEval, every_max_dets: bool = False) -> Detec
     outside_by_score = np.take(ev.det_outside, by_class, axis=1)  # (A, n)
     # boxes that count, per area range and class, and the DOTA rule's per class: counted once
     # for all classes (a mask over every box per class grew with boxes times classes)
-    counted = np.stack([np.bincount(ev.gt_class[~ignored], minlength=n_k) for ignored in ev.gt_ignored]) \
-        if n_a else np.zeros((0, n_k), dtype=np.int64)
-    positives = np.bincount(ev.gt_class[~np.asarray(ev.gt_difficult, dtype=bool)], minlength=n_k)
+    counted = np.stack([np.bincount(ev.gt_class[~ignored], minlength=n_k) for ignored in ev.gt_ignored])
+    positives = np.bincount(ev.gt_class[~ev.gt_difficult], minlength=n_k)
     for k in range(n_k):
         npig = counted[:, k]  # (A,)
         of_class = slice(bounds[k], bounds[k + 1])
@@ -183,10 +182,10 @@ def summarize_detections(acc: DetectionAccumulation) -> tuple[dict, dict]:
     at_50 = np.flatnonzero(np.isclose(thresholds, 0.5))
     at_75 = np.flatnonzero(np.isclose(thresholds, 0.75))
     p = acc.precision
-    at_50_all, all_all = p[at_50][:, :, :, 0, last], p[:, :, :, 0, last]  # once, not per class
+    at_50_all, all_all = p[at_50][:, :, :, 0, last], p[:, :, :, 0, last]  # once: overall and per class
     overall = {
-        "map50_95": _mean(p[:, :, :, 0, last]),
-        "map50": _mean(p[at_50][:, :, :, 0, last]),
+        "map50_95": _mean(all_all),
+        "map50": _mean(at_50_all),
         "map75": _mean(p[at_75][:, :, :, 0, last]),
         "map_small": _mean(p[:, :, :, 1, last]),
         "map_medium": _mean(p[:, :, :, 2, last]),

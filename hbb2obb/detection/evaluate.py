@@ -339,11 +339,11 @@ def _coco_matches(pair_gt, pair_pred, pair_iou, rank, n_gt, n_det, gt_ignored, c
     boxes = np.flatnonzero(present)
     local_gt = (np.cumsum(present) - 1)[pg]
     taken = np.zeros((limits.size, boxes.size), dtype=bool)
-    turn = _turns(local_gt, contested_pos[pd], rank[contested])
+    pair_det = contested_pos[pd]
+    step = _turns(local_gt, pair_det, rank[contested])[pair_det]  # each pair's detection's turn
     # pairs by turn, then by detection, each detection's best first (highest IoU, then later box)
-    by_turn = np.lexsort((-pg, -pv, pd, turn[contested_pos[pd]]))
-    pg, pd, pv, local_gt = pg[by_turn], pd[by_turn], pv[by_turn], local_gt[by_turn]
-    step = turn[contested_pos[pd]]
+    by_turn = np.lexsort((-pg, -pv, pd, step))
+    pg, pd, pv, local_gt, step = pg[by_turn], pd[by_turn], pv[by_turn], local_gt[by_turn], step[by_turn]
     bounds = _batches(step, pd)
     reusable = crowd[pg]
     ignored = gt_ignored[area_of][:, pg]  # (C, P)

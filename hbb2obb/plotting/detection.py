@@ -120,7 +120,7 @@ def pr_figure(summary, metrics: dict, label_map: dict | None = None) -> Figure:
     for k in shown:
         class_id = int(acc.classes[k])
         precision = acc.precision[at_50, :, k, 0, -1]
-        ap = metrics["class_stats"][int(class_id)]["ap50"]
+        ap = metrics["class_stats"][class_id]["ap50"]
         name = short_name(class_name(label_map, class_id))
         ax.plot(RECALL_THRESHOLDS, precision, lw=1.6, label=f"{name}  AP50 {ap:.3f}")
     ax.set_xlim(0, 1)

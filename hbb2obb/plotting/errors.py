@@ -57,9 +57,8 @@ def _shown(classes: list) -> list:
     return [classes[i] for i in top_classes(gain).tolist()]
 
 
-def _class_panel(ax, errors: dict) -> None:
-    classes = _shown(errors["classes"])
-    more = len(errors["classes"]) - len(classes)
+def _class_panel(ax, classes: list, more: int) -> None:
+    """The per-class bars of ``classes`` (those :func:`_shown` picks), ``more`` left out."""
     title = "dAP per class (AP gained in that class by fixing one type)"
     if more:
         title += f"\nthe {len(classes)} classes with the most to gain; {more} more in analysis.yaml"
@@ -85,9 +84,10 @@ def _class_panel(ax, errors: dict) -> None:
 def plot_errors(errors: dict) -> Figure:
     """The two panels of the decomposition (``errors`` as :func:`~hbb2obb.analysis.detection_errors.detection_errors`
     gives it)."""
-    n_classes = len(_shown(errors["classes"]))
-    fig = Figure(figsize=(6.5 + max(6.0, 0.9 * n_classes), 5.0), layout="constrained")
-    left, right = fig.subplots(1, 2, width_ratios=[6.5, max(6.0, 0.9 * n_classes)])
+    classes = _shown(errors["classes"])
+    width = max(6.0, 0.9 * len(classes))
+    fig = Figure(figsize=(6.5 + width, 5.0), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=[6.5, width])
     _overall_panel(left, errors)
-    _class_panel(right, errors)
+    _class_panel(right, classes, len(errors["classes"]) - len(classes))
     return fig
