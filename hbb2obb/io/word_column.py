@@ -243,7 +243,7 @@ def _split(parts: list, clean: np.ndarray, column: int):
     w_start, w_end = starts[word_token], ends[word_token]
     if (w_end - w_start > _LONGEST_WORD).any():
         return dropped(w_start[w_end - w_start > _LONGEST_WORD])
-    word, vocabulary = _factorize(raw, w_start, w_end)
+    word, vocabulary = _factorize(data, raw, w_start, w_end)
     # per word of every row: its bytes no number holds, its '-' and its '.' (counted once per distinct word)
     census = np.array([_word_census(w) for w in vocabulary], dtype=np.int64).reshape(-1, 3)
     word_other, word_minus, word_dots = np.bincount(word, minlength=len(vocabulary)) @ census
@@ -342,29 +342,37 @@ def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tu
 _MIXING = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))  # odd constants that spread the bits
 
 
-def _factorize(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple:
+def _factorize(data: bytes, raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple:
     """Each word as an index into the sorted distinct words, and those words.
 
     Few distinct words among many rows (class names, image ids): a word of up to 16 bytes is
     its first 8 bytes, its last 8 and its length, read as integers in place, mixed into one
-    key and factorized as integers; every word is then checked against the first word of its
-    key (the three integers; every byte for a longer word), so two different words that share a
+    key and factorized as integers; every word is then checked against one word of its key
+    (the three integers; every byte for a longer word), so two different words that share a
     key (never seen, but possible) are caught, and factorized by their bytes instead.
+    ``data`` is the text of ``raw`` followed by 8 zero bytes, so every 8-byte read is inside it.
     """
     if w_start.size == 0:
         return np.zeros(0, dtype=np.int64), ()
     size = w_end - w_start
-    padded = np.concatenate([np.zeros(8, dtype=np.uint8), raw, np.zeros(8, dtype=np.uint8)])
-    words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))  # the 8 bytes at each offset
-    short = np.minimum(size, 8).astype(np.uint64) * np.uint64(8)
-    head = words[w_start + 8]
-    tail = words[w_end]  # the 8 bytes that end the word (offsets shifted by the padding)
+    words = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))  # the 8 bytes at each offset
+    cut = (np.uint64(64) - np.minimum(size, 8).astype(np.uint64) * np.uint64(8))  # bits beyond the word: 0 to 56
+    head = words[w_start]
+    head <<= cut
+    head >>= cut  # the word's first bytes (up to 8), the bytes after it cleared
+    # the last 8 bytes of a longer word; a word of up to 8 bytes is its head
+    tail = np.where(size > 8, words[np.maximum(w_end - 8, 0)], head)
     with np.errstate(over="ignore"):
-        partial = short < 64
-        head[partial] &= (np.uint64(1) << short[partial]) - np.uint64(1)
-        tail[partial] >>= np.uint64(64) - short[partial]
         key = (head * _MIXING[0]) ^ (tail * _MIXING[1]) ^ size.astype(np.uint64)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    # A sort of the keys, not np.unique: its inverse and first index cost several sorts
+    order = np.argsort(key)
+    sorted_key = key[order]
+    new = np.empty(order.size, dtype=bool)
+    new[0] = True
+    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    first = order[new]  # one row of each key
     same = (head == head[first[inverse]]) & (tail == tail[first[inverse]]) & (size == size[first[inverse]])
     long = np.flatnonzero(size > 16)
     if long.size and same.all():  # their middle bytes too
@@ -376,7 +384,7 @@ def _factorize(raw: np.ndarray, w_start: np.ndarray, w_end: np.ndarray) -> tuple
         order = np.argsort(names, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
-        return rank[inverse].astype(np.int64), tuple(w.decode("ascii") for w in names[order].tolist())
+        return rank[inverse], tuple(w.decode("ascii") for w in names[order].tolist())
     spelled = _spelled(raw, w_start, w_end)
     names, inverse = np.unique(spelled.view(f"S{spelled.shape[1]}").ravel(), return_inverse=True)
     return inverse.astype(np.int64), tuple(w.decode("ascii") for w in names.tolist())
