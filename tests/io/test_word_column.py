@@ -14,7 +14,8 @@ import pytest
 
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io import dota, dota_task1
-from hbb2obb.io.word_column import word_rows
+from hbb2obb.io.text import MAX_COORDINATE
+from hbb2obb.io.word_column import table, word_rows
 from hbb2obb.io.yolo_obb import read_obb_batch
 
 MAP = {0: "plane", 1: "small-vehicle", 2: "Ship", 3: "ground-track-field"}
@@ -327,3 +328,26 @@ def test_a_dota_file_of_headers_and_a_tab_reads_as_line_by_line(tmp_path, monkey
     careful = read_obb_batch([path], strict=True, label_map=MAP)
     assert len(bulk.boxes(np.ones(1, dtype=bool))) == len(careful.boxes(np.ones(1, dtype=bool))) == 0
     assert bulk.problems == careful.problems
+
+
+_HUGE = "1" + "0" * 400  # past float64: np.fromstring reads it as inf
+
+
+@pytest.mark.parametrize("odd", [None, _HUGE, "-" + _HUGE, "2000000000000", "-2000000000000", "1000000000000",
+                                 "-1000000000000", "9" * 300])
+@pytest.mark.parametrize("column", [0, 1, 8])
+def test_the_table_keeps_exactly_the_files_whose_values_pass_the_row_by_row_rule(odd, column):
+    # One file a row: a Task1 score (which need only be finite), then eight corners (also
+    # within MAX_COORDINATE either way). Long digit strings reach the table as inf through
+    # np.fromstring; the whole-table shortcut must keep what the row-by-row rule keeps.
+    rng = np.random.default_rng(column)
+    fields = [[f"{v:.2f}" for v in row] for row in rng.uniform(-1000, 1000, (30, 9))]
+    if odd is not None:
+        fields[7][column] = odd
+    rows = word_rows([("P " + " ".join(row) + "\n").encode() for row in fields], column=0).rows
+    values = np.array([[float(v) for v in row] for row in fields])
+    good = rows.clean.copy()
+    keep, kept = table(rows, good, 9, slice(1, None))
+    expected = np.isfinite(values).all(axis=1) & (np.abs(values[:, 1:]) <= MAX_COORDINATE).all(axis=1)
+    assert rows.clean.all() and good.tolist() == expected.tolist() and keep.tolist() == expected.tolist()
+    assert np.array_equal(kept, values[expected])
