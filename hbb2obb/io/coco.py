@@ -224,7 +224,7 @@ def _annotation_corners(annotation: dict, angle: Optional[str] = None) -> tuple[
         values, reason = json_numbers(segmentation[0], 8, "polygon")
         if reason is not None:
             return None, "segmentation", reason
-        return np.reshape(values, (4, 2)).tolist(), None, None
+        return [values[0:2], values[2:4], values[4:6], values[6:8]], None, None
     bbox = annotation.get("bbox")
     if isinstance(bbox, list) and len(bbox) == 5:
         return _rotated_corners(bbox, angle)

@@ -161,6 +161,9 @@ def names_lookup(label_map: dict) -> dict:
     return lookup
 
 
+_PLAIN_NUMBER = frozenset((int, float))  # JSON's numbers, as json.loads gives them (a bool is no number)
+
+
 def json_numbers(values, count: Optional[int] = None, what: str = "value") -> tuple[Optional[list], Optional[str]]:
     """Coordinates from parsed JSON as floats, or why they cannot be (the text formats' rule).
 
@@ -175,6 +178,16 @@ def json_numbers(values, count: Optional[int] = None, what: str = "value") -> tu
     >>> json_numbers([1, 10**400], 2, "bbox")[1]
     'bbox value 2 is not a finite number: an integer of more than 40 digits'
     """
+    plain = type(values) is list and all(map(_PLAIN_NUMBER.__contains__, map(type, values)))
+    if plain and (count is None or len(values) == count):
+        # The usual list of plain numbers, checked a whole list at a time; a list that fails
+        # (or holds anything else) is checked value by value below for its message.
+        try:
+            numbers = [float(value) for value in values]
+        except OverflowError:  # an integer past float64
+            numbers = None
+        if numbers is not None and all(-MAX_COORDINATE <= number <= MAX_COORDINATE for number in numbers):
+            return numbers, None  # NaN and infinities fail the comparison
     if not isinstance(values, list) or (count is not None and len(values) != count):
         found = f"{len(values)} values" if isinstance(values, list) else type(values).__name__
         return None, f"expected {count} numbers, found {found}"
