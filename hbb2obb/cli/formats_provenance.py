@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Optional
 
 from hbb2obb.errors import UsageError
+from hbb2obb.io.format_detection import sniff_format
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION
-from hbb2obb.io.label_sets import DEFAULT_NORMALIZED_PRECISION, sniff_format
+from hbb2obb.io.label_sets import DEFAULT_NORMALIZED_PRECISION
 from hbb2obb.io.provenance import command_line, section, sha256_file, sha256_of_files, write_record
 
 RECORD_PREFIX = "PROVENANCE_convert_"

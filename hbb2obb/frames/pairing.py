@@ -150,7 +150,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
     A folder holding ``.txt`` files is listed for the batch reader as it always was (YOLO-OBB or
     DOTA by content, in one scan of the folder: no look inside a file); so is a folder with no
     label files at all. A file, or a folder of ``.xml``, ``.json`` or ``.dota`` files, is
-    detected (:func:`~hbb2obb.io.label_sets.detect_format`) and read whole: its entries are
+    detected (:func:`~hbb2obb.io.format_detection.detect_format`) and read whole: its entries are
     ``FrameLabels`` instead of path strings.
     """
     if fmt in (None, *NATIVE_FORMATS) and path.is_dir():  # the usual case: the listing is all it needs
@@ -159,7 +159,8 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
             if other_labels and fmt is None:
                 _refuse_mixed_formats(path, role)
             return files, (), True, broken
-    from hbb2obb.io.label_sets import ALL_FORMATS, detect_format, formats_present, read_set
+    from hbb2obb.io.format_detection import detect_format, formats_present
+    from hbb2obb.io.label_sets import ALL_FORMATS, read_set
 
     if fmt is not None and fmt not in ALL_FORMATS:
         raise InputError(f"unknown {role} format {fmt!r}; one of {', '.join(ALL_FORMATS)}")
@@ -183,7 +184,7 @@ def _side(path: Path, fmt: Optional[str], role: str, strict: bool, label_map, si
 
 def _refuse_mixed_formats(path: Path, role: str) -> None:
     """:class:`InputError` when a folder of ``NAME.txt`` labels also holds label files of another format."""
-    from hbb2obb.io.label_sets import formats_beside_text
+    from hbb2obb.io.format_detection import formats_beside_text
 
     others = formats_beside_text(path)
     if others:  # which one the user meant is not ours to guess

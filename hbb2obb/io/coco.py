@@ -86,8 +86,49 @@ def load_json(path: Path, what: str = "JSON file"):
 
     UTF-8, or UTF-16/32 with a byte order mark (:func:`~hbb2obb.io.text_file.read_text_file`);
     nesting too deep for Python's stack, and integers of more digits than Python converts, are
-    errors naming the file rather than tracebacks.
+    errors naming the file rather than tracebacks. A document :func:`sniff_json` parsed last is
+    handed over rather than parsed again, when the file is unchanged since (same size,
+    modification time and inode).
     """
+    key = file_key(path)
+    if key is not None and _SNIFFED and _SNIFFED[0][0] == key:
+        return _SNIFFED.pop()[1]
+    return _parsed(path, what)
+
+
+def sniff_json(path: Path):
+    """:func:`load_json` for a look at a file's format: the document is kept for the next
+    :func:`load_json` of the same file (a format's reader, right after), and for that only.
+
+    One document at most is kept, and given once: a 30 MB COCO file is then parsed once per
+    command instead of twice, and kept no longer than until it is read.
+    """
+    _SNIFFED.clear()
+    key = file_key(path)
+    data = _parsed(path, "JSON file")
+    if key is not None:
+        _SNIFFED.append((key, data))
+    return data
+
+
+def forget_sniffed() -> None:
+    """Drop the document :func:`sniff_json` kept, if no reader took it (a set's reading ends so)."""
+    _SNIFFED.clear()
+
+
+_SNIFFED: list = []  # at most one (file key, document): parsed by sniff_json, for the reader that follows
+
+
+def file_key(path: Path) -> Optional[tuple]:
+    """What tells a file's versions apart: its path, inode, size and modification time (``None``: no such file)."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _parsed(path: Path, what: str):
     text = read_text_file(path, what)
     try:
         return json.loads(text)

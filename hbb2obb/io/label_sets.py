@@ -24,8 +24,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from hbb2obb.errors import InputError, UsageError
-from hbb2obb.io.coco import is_coco, load_json, read_coco, write_coco
+from hbb2obb.io.coco import forget_sniffed, read_coco, write_coco
 from hbb2obb.io.dota import read_dota, write_dota
+from hbb2obb.io.format_detection import EXTENSIONS, _listed, detect_format, format_module, label_files, sniff_format
 from hbb2obb.io.format_names import (  # the names live apart: the command line imports them
     ALL_FORMATS,
     READ_OPTIONS,
@@ -34,9 +35,8 @@ from hbb2obb.io.format_names import (  # the names live apart: the command line 
 from hbb2obb.io.frame_labels import DEFAULT_PRECISION, FrameLabels, canonical
 from hbb2obb.io.images import ImageSizes, find_image
 from hbb2obb.io.labelmap import load_label_map
-from hbb2obb.io.labelme import is_labelme, read_labelme, write_labelme
-from hbb2obb.io.text import parse_number, split_lines
-from hbb2obb.io.text_file import file_head
+from hbb2obb.io.labelme import read_labelme, write_labelme
+from hbb2obb.io.text import split_lines
 from hbb2obb.io.write_plan import (  # noqa: F401  (callers import the format lists and checks from here)
     DOTA_EXT,
     HBB_FORMATS,
@@ -45,12 +45,9 @@ from hbb2obb.io.write_plan import (  # noqa: F401  (callers import the format li
     plan_outputs,
     refuse_overwrite,
 )
-from hbb2obb.io.written import MANIFEST_NAME
 from hbb2obb.io.yolo_hbb import read_yolo_hbb_pixels, write_yolo
 from hbb2obb.io.yolo_obb import read_yolo_obb
 
-EXTENSIONS = {"yolo": ".txt", "dota": ".txt", "voc": ".xml", "coco": ".json", "labelme": ".json",
-              **{name: spec.suffix for name, spec in REGISTERED.items()}}
 NORMALIZED_LIMIT = 2.0  # the reference converter's rule: no coordinate beyond 2 means normalized
 DEFAULT_NORMALIZED_PRECISION = 10
 
@@ -80,125 +77,6 @@ class LabelSet:
     @property
     def box_count(self) -> int:
         return sum(len(frame.boxes) for frame in self.frames)
-
-
-def _json_kind(path: Path) -> Optional[str]:
-    try:
-        data = load_json(path)
-    except InputError:
-        return None
-    return "coco" if is_coco(data) else "labelme" if is_labelme(data) else None
-
-
-def format_module(fmt: str):
-    """The module that reads and writes a registered format (:data:`~hbb2obb.io.format_names.REGISTERED`)."""
-    import importlib
-
-    return importlib.import_module(REGISTERED[fmt].module)
-
-
-def _registered_kind(path: Path, suffix: str) -> Optional[str]:
-    """The registered format a file is one of, by its suffix and its content; ``None`` if none."""
-    candidates = [name for name, spec in REGISTERED.items() if spec.suffix == suffix]
-    if not candidates:
-        return None
-    head = file_head(path)  # read once: five formats share .xml, and a VOC folder is sniffed file by file
-    return next((name for name in candidates if format_module(name).sniff(head)), None)
-
-
-def sniff_format(path: Path) -> Optional[str]:
-    """The format of one file, or ``None`` when it is not a label file (a README, a names.txt).
-
-    ``.xml`` is VOC and ``.dota`` DOTA; ``.json`` is COCO with its three keys, else LabelMe with
-    ``shapes``; ``.txt`` is DOTA when the ninth field of its first box line is a word, YOLO when
-    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO, one of DOTA headers alone DOTA).
-    Only the first line decides, so a label file broken further down is read, and its broken
-    line reported, rather than passed over as not being labels.
-    """
-    suffix = path.suffix.lower()
-    registered = _registered_kind(path, suffix)  # the more specific look first: several formats share a suffix
-    if registered is not None:
-        return registered
-    if suffix == ".xml":
-        return "voc"
-    if suffix == DOTA_EXT:
-        return "dota"
-    if suffix == ".json":
-        return _json_kind(path)
-    if suffix != ".txt":
-        return None
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return None
-    headers = False
-    for line in text.splitlines():
-        fields = line.split()
-        if not fields:
-            continue
-        if ":" in fields[0]:  # a DOTA header line
-            headers = True
-            continue
-        if len(fields) >= 9 and parse_number(fields[8]) is None:
-            return "dota"
-        if len(fields) not in (5, 6, 9, 10) or any(parse_number(f) is None for f in fields):
-            return None
-        return "yolo"
-    return "dota" if headers else "yolo"  # DOTA headers and no box: a DOTA frame without objects
-
-
-def _listed(folder: Path, suffix: str) -> list[Path]:
-    """The files of a folder ending in ``suffix``, sorted; the toolkit's record of its outputs is no label file."""
-    return sorted(p for p in folder.glob(f"*{suffix}") if p.name != MANIFEST_NAME and p.is_file())
-
-
-def label_files(folder: Path, fmt: str, dota_ext: str = DOTA_EXT) -> list[Path]:
-    """The files of one format in a folder, sorted by name (DOTA: ``dota_ext`` ones first, else DOTA ``.txt``)."""
-    if fmt == "dota":
-        dota = _listed(folder, dota_ext)
-        if dota:
-            return dota
-    return [p for p in _listed(folder, EXTENSIONS[fmt]) if sniff_format(p) == fmt]
-
-
-def formats_present(path: Path) -> list[str]:
-    """Every format a folder holds files of, in :data:`ALL_FORMATS` order; a file's own format."""
-    path = Path(path)
-    if path.is_dir():
-        return [fmt for fmt in ALL_FORMATS if label_files(path, fmt)]
-    fmt = sniff_format(path) if path.is_file() else None
-    return [fmt] if fmt else []
-
-
-def formats_beside_text(folder: Path) -> list[str]:
-    """The formats of the label files of a folder that are not ``NAME.txt`` (VOC, COCO, LabelMe, registered ones).
-
-    For a folder read as ``.txt`` labels: any answer means the folder mixes formats. (``NAME.dota``
-    beside ``NAME.txt`` is no mix: it carries the difficult flags of the same boxes.) An ``.xml``
-    file counts as VOC only when no registered XML format claims the folder's files, and only when
-    it opens an ``<annotation>`` (a metadata file is none).
-    """
-    others = [name for name, spec in REGISTERED.items() if spec.suffix != ".txt"]
-    present = [fmt for fmt in ("coco", "labelme", *others) if label_files(folder, fmt)]
-    voc = not any(EXTENSIONS[fmt] == ".xml" for fmt in present) and any(
-        _looks_like_voc(p) for p in _listed(folder, EXTENSIONS["voc"]))
-    return ["voc"] * voc + present
-
-
-def _looks_like_voc(path: Path) -> bool:
-    """Whether an ``.xml`` file opens a VOC ``<annotation>`` in its first 4 KiB."""
-    return b"<annotation" in file_head(path, 4096)
-
-
-def detect_format(path: Path) -> str:
-    """The format of a file or folder; :class:`InputError` when it holds no label files."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file or folder")
-    present = formats_present(path)
-    if present:
-        return present[0]
-    raise InputError(f"{path}: no label files found" if path.is_dir() else f"{path}: cannot tell its label format")
 
 
 def resolve_names(map_path: Optional[Path], source: Path) -> dict:
@@ -295,7 +173,15 @@ def read_set(source: Path, fmt: Optional[str] = None, *, label_map: Optional[dic
     -------
     LabelSet
     """
-    source = Path(source)
+    try:
+        return _read_set(Path(source), fmt, label_map, sizes, strict, progress, dota_ext, read_options)
+    finally:
+        forget_sniffed()  # a document parsed to find the format and not read (a stray COCO file) is not kept
+
+
+def _read_set(source: Path, fmt: Optional[str], label_map: Optional[dict], sizes: Optional[ImageSizes],
+              strict: bool, progress: Optional[Callable[[int], None]], dota_ext: str,
+              read_options: Optional[dict]) -> LabelSet:
     fmt = fmt or detect_format(source)
     if fmt not in ALL_FORMATS:
         raise UsageError(f"unknown label format {fmt!r}; one of {', '.join(ALL_FORMATS)}")

@@ -16,19 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from hbb2obb.io.format_detection import label_files, sniff_format
 from hbb2obb.io.format_names import REGISTERED
 from hbb2obb.io.frame_labels import integer_corners
 from hbb2obb.io.images import ImageSizes
-from hbb2obb.io.label_sets import (
-    ALL_FORMATS,
-    DOTA_EXT,
-    LabelSet,
-    canonical_set,
-    label_files,
-    read_set,
-    resolve_names,
-    sniff_format,
-)
+from hbb2obb.io.label_sets import ALL_FORMATS, DOTA_EXT, LabelSet, canonical_set, read_set, resolve_names
 from hbb2obb.io.written import MANIFEST_NAME
 
 SIDECAR_DIRS = frozenset({"labels_confidence", "labels_polygon"})  # one .txt per frame, but not labels

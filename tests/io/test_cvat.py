@@ -14,8 +14,9 @@ from shapely.geometry import Polygon, box
 from hbb2obb.cli.formats import main as convert_main
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.cvat import box_corners, fit_rectangle, read, write
+from hbb2obb.io.format_detection import sniff_format
 from hbb2obb.io.frame_labels import FrameLabels, make_boxes
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.label_sets import read_set
 
 META = ("  <version>1.1</version>\n  <meta><task><size>{size}</size><mode>{mode}</mode>{extra}<labels>"
         "<label><name>bus</name></label><label><name>car</name></label></labels>"

@@ -10,8 +10,9 @@ from exact_rectangles import NAMES, scores, write_yolo_rectangles
 
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.dior import CORNERS, read
+from hbb2obb.io.format_detection import sniff_format
 from hbb2obb.io.format_names import REGISTERED
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.label_sets import read_set
 from hbb2obb.io.text_file import file_head
 
 OBJECT = """  <object>

@@ -8,7 +8,8 @@ from exact_rectangles import NAMES, scores, write_yolo_rectangles
 
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.fair1m import read
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.format_detection import sniff_format
+from hbb2obb.io.label_sets import read_set
 
 
 def _object(name: str, points, probability=None, coordinate="pixel") -> str:

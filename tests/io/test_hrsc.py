@@ -11,8 +11,9 @@ from shapely import affinity
 from shapely.geometry import Polygon, box
 
 from hbb2obb.errors import InputError, LabelFormatError
+from hbb2obb.io.format_detection import sniff_format
 from hbb2obb.io.hrsc import read
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.label_sets import read_set
 
 OBJECT = """    <HRSC_Object>
       <Object_ID>1</Object_ID><Class_ID>{cls}</Class_ID><difficult>{difficult}</difficult>

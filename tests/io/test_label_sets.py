@@ -9,13 +9,12 @@ import pytest
 
 from hbb2obb.errors import InputError, LabelFormatError
 from hbb2obb.io.coco import read_coco
+from hbb2obb.io.format_detection import detect_format, formats_present
 from hbb2obb.io.frame_labels import is_axis_aligned
 from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
     canonical_set,
     copy_difficult,
-    detect_format,
-    formats_present,
     read_set,
     resolve_names,
     set_kind,

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.cli.formats import main as convert_main
 from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.format_detection import sniff_format
+from hbb2obb.io.label_sets import read_set
 from hbb2obb.io.label_studio import box_corners, read, region_value, task_frame
 
 LABEL_CONFIG = """<View>

@@ -13,7 +13,8 @@ from shapely.geometry import Polygon, box
 
 from hbb2obb.cli.formats import main as convert_main
 from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.format_detection import sniff_format
+from hbb2obb.io.label_sets import read_set
 from hbb2obb.io.rolabelimg import box_parameters, read, rotated_corners
 
 OBJECT = """  <object>

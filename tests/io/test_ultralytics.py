@@ -19,7 +19,8 @@ from PIL import Image
 
 from hbb2obb.cli.eval import main as eval_main
 from hbb2obb.errors import InputError, LabelFormatError
-from hbb2obb.io.label_sets import read_set, sniff_format
+from hbb2obb.io.format_detection import sniff_format
+from hbb2obb.io.label_sets import read_set
 from hbb2obb.io.ultralytics_data import label_path, split_images
 from hbb2obb.io.ultralytics_data import read as read_dataset
 from hbb2obb.io.ultralytics_json import rbox_corners
