@@ -90,7 +90,6 @@ def read_labelme(path: str | Path, *, strict: bool, label_map: Optional[dict] = 
         if reason is not None:
             sink.report(f"{where}.points", reason)
             continue
-        xy = np.array(values, dtype=np.float64).reshape(-1, 2)
         label = shape.get("label")
         if not isinstance(label, str) or not label.strip():
             sink.report(f"{where}.label", "missing class label")
@@ -100,9 +99,10 @@ def read_labelme(path: str | Path, *, strict: bool, label_map: Optional[dict] = 
             sink.report(f"{where}.label", reason)
             continue
         if len(points) == 2:
+            xy = np.array(values, dtype=np.float64).reshape(-1, 2)
             quad = axis_rect(xy[:, 0].min(), xy[:, 1].min(), xy[:, 0].max(), xy[:, 1].max())
         else:
-            quad = xy.tolist()
+            quad = [values[0:2], values[2:4], values[4:6], values[6:8]]
         corners.append(quad)
         classes.append(class_id)
         lines.append(index + 1)
