@@ -249,8 +249,7 @@ def _split(parts: list, clean: np.ndarray, column: int):
         return dropped(w_start[w_end - w_start > _LONGEST_WORD])
     word, vocabulary = _factorize(data, raw, w_start, w_end)
     # per word of every row: its bytes no number holds, its '-' and its '.' (counted once per distinct word)
-    census = np.array([_word_census(w) for w in vocabulary], dtype=np.int64).reshape(-1, 3)
-    word_other, word_minus, word_dots = np.bincount(word, minlength=len(vocabulary)) @ census
+    word_other, word_minus, word_dots = np.bincount(word, minlength=len(vocabulary)) @ _census(vocabulary)
     # The census, in a few comparisons of every byte with one value (the quickest numpy passes).
     token_bytes = np.count_nonzero(token)
     minus = np.count_nonzero(np.equal(raw, ord("-"), out=mask))
@@ -294,9 +293,22 @@ def _split(parts: list, clean: np.ndarray, column: int):
 _OTHER_TABLE = bytes(0 if byte in _NUMBER_BYTES + b" \n" else 1 for byte in range(256))  # translate: 1 for any other
 
 
-def _word_census(word: str) -> tuple[int, int, int]:
-    """A word's bytes that no number holds, its ``-`` and its ``.``."""
-    return sum(character not in "0123456789-." for character in word), word.count("-"), word.count(".")
+def _census(vocabulary: tuple) -> np.ndarray:
+    """Per word: its bytes that no number holds, its ``-`` and its ``.``, as a ``(words, 3)`` array.
+
+    Counted over all the words' bytes at once (a Task1 submission of 20,000 frames has as many
+    image ids, and every group of rows meets most of them again).
+    """
+    text = np.frombuffer("".join(vocabulary).encode("ascii"), dtype=np.uint8)  # the words are ASCII here
+    owner = np.repeat(np.arange(len(vocabulary)), np.fromiter(map(len, vocabulary), dtype=np.int64,
+                                                                count=len(vocabulary)))
+    census = np.zeros((len(vocabulary), 3), dtype=np.int64)
+    for column, counted in enumerate((_OTHER_BYTE[text], text == ord("-"), text == ord("."))):
+        census[:, column] = np.bincount(owner[counted], minlength=len(vocabulary))
+    return census
+
+
+_OTHER_BYTE = np.frombuffer(bytes(byte not in _NUMBER_BYTES for byte in range(256)), dtype=bool)
 
 
 def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tuple, first: np.ndarray) -> tuple:
