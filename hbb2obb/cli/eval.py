@@ -140,6 +140,10 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.report.pairs import check_pairs_path
 
         check_pairs_path(pairs_path)
+    from hbb2obb.report.files import refuse_unwritable
+
+    refuse_unwritable(files=[("-o", output), ("--pairs", pairs_path)] + [
+        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())], folders=[("--plots", plots)])
     guard = OutputGuard()
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))

@@ -326,6 +326,26 @@ def test_pairs_and_junit_never_replace_a_file_it_did_not_write(write_labels, fla
     assert run(root / "gt", root / "pred", flag, root / name, "-nb")[0] == 0  # its own file now
 
 
+@pytest.mark.parametrize("flags, culprit", [
+    (["--pairs", "p.csv", "-o", "notes.txt/out"], "--out_dir"),  # -o under a file: after --pairs was written
+    (["--pairs", "p.csv", "-o", "out"], "--out_dir"),  # out/analysis.md is a folder
+    (["-o", "fresh", "--pairs", "folder.csv"], "--pairs"),
+    (["-o", "fresh", "--pairs", "notes.txt/p.csv"], "--pairs"),
+])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(write_labels, flags, culprit,
+                                                                            overwrite):
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD, "notes.txt": "mine\n"})
+    (root / "out" / "analysis.md").mkdir(parents=True)
+    (root / "folder.csv").mkdir()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    code, out, err = run(root / "gt", root / "pred", "-nb", *[root / f if f[0] != "-" else f for f in flags],
+                         *overwrite)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f"hbb2obb-analyze: error: {culprit} ") and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
+
+
 @pytest.mark.parametrize("pred", ["empty", "all_broken"])
 def test_an_analysis_of_nothing_is_an_input_error_and_no_gate_passes(write_labels, pred):
     """No prediction file, or every prediction line skipped: exit 2 with one error line, even with a gate

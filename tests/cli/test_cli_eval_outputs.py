@@ -68,6 +68,29 @@ def test_every_output_is_checked_before_the_first_is_written(data):
     assert not (data / "new.yaml").exists() and not (data / "p.csv").exists()
 
 
+@pytest.mark.parametrize("flags, culprit", [
+    (["--pairs", "p.csv", "-o", "notes.txt/m.json"], "-o"),  # -o under a file: after --pairs was written
+    (["-o", "new.yaml", "--plots", "notes.txt"], "--plots"),  # --plots is a file: after -o was written
+    (["-o", "new.yaml", "--plots", "notes.txt/figs"], "--plots"),
+    (["--pairs", "p.csv", "-o", "folder.json"], "-o"),  # -o names a folder
+    (["-o", "new.yaml", "--pairs", "folder.csv"], "--pairs"),
+    (["-o", "new.yaml", "--plots", "figs"], "--plots"),  # figs/confusion_matrix.png is a folder
+])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(data, flags, culprit, overwrite):
+    (data / "notes.txt").write_text("mine\n")
+    (data / "folder.json").mkdir()
+    (data / "folder.csv").mkdir()
+    (data / "figs" / "confusion_matrix.png").mkdir(parents=True)
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    code, out, err = run(data / "gt", data / "pred", "-nb", *[data / f if "." in f or f == "figs" else f
+                                                              for f in flags], *overwrite)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f"hbb2obb-eval: error: {culprit} ") and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before  # nothing written
+    assert (data / "notes.txt").read_text() == "mine\n"
+
+
 def test_overwrite_lets_an_input_be_replaced(data):
     code, _, err = run(data / "gt", data / "pred", "-nb", "--expect", data / "golden.yaml", "-o",
                        data / "golden.yaml", "--overwrite")
