@@ -146,7 +146,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     # a target no run could write is refused before the first file is written, --overwrite or not
     refuse_unwritable(files=[("--pairs", pairs_path)] + [
         ("--out_dir", out_dir / name) for name in (OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())
-                                                   if out_dir is not None else ())], folders=[("--out_dir", out_dir)])
+                                                   if out_dir is not None else ())],
+        folders=[("--out_dir", out_dir), ("--overlay", overlay)])
     guard = OutputGuard()
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("baseline", baseline_dir), ("label map", map_path),
@@ -175,7 +176,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise
     evaluation, data = analysis.evaluation, analysis.data
     result = evaluation.result
-    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+    # the overlays' names come from the frames scored: checked before the first write
+    refuse_unwritable(files=[("--overlay", path) for path in overlay_targets(result.table, overlay)])
+    if not overwrite:
         guard.refuse_foreign(overlay_targets(result.table, overlay))
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(analysis.warnings)

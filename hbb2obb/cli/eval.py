@@ -143,7 +143,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     from hbb2obb.report.files import refuse_unwritable
 
     refuse_unwritable(files=[("-o", output), ("--pairs", pairs_path)] + [
-        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())], folders=[("--plots", plots)])
+        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())],
+        folders=[("--plots", plots), ("--overlay", overlay)])
     guard = OutputGuard()
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
@@ -159,7 +160,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if nothing is not None:
         warn(PROGRAM, result.warnings)
         raise InputError(nothing)
-    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+    # the overlays' names come from the frames scored: checked before the first write
+    refuse_unwritable(files=[("--overlay", path) for path in overlay_targets(result.table, overlay)])
+    if not overwrite:
         guard.refuse_foreign(overlay_targets(result.table, overlay))
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(result.warnings)
