@@ -263,9 +263,11 @@ GOOD = rect(0, 0, 40, 20) + "\n"
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD, "file": ""}, ["-o", "{root}/file"], "exists and is not a folder"),
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-mp", "{root}/missing.yaml"], "missing.yaml: label map not found"),
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-i", "{root}/no_images"], "no_images: image folder not found"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-e", str(10**23)], f"excluded class id {10**23} is out of range"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-bc", str(10**23)], f"boundary class id {10**23} is out of range"),
     ],
     ids=["no-gt", "no-pred", "bad-class", "nan", "bad-dota", "no-hbb", "no-baseline", "bootstrap", "worst",
-         "width-only", "out-is-file", "no-map", "no-images"],
+         "width-only", "out-is-file", "no-map", "no-images", "huge-excluded", "huge-boundary"],
 )
 def test_bad_input_exits_2_with_one_line(write_labels, files, extra, message):
     root = write_labels(files)
