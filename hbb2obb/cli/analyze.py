@@ -141,17 +141,19 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
     if pairs_path is not None:
         check_pairs_path(pairs_path)
-    from hbb2obb.report.files import refuse_unwritable
+    from hbb2obb.report.files import refuse_shared, refuse_unwritable
 
+    written_to_out = [("--out_dir", out_dir / name) for name in (
+        OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ()) if out_dir is not None else ())]
     # a target no run could write is refused before the first file is written, --overwrite or not
-    refuse_unwritable(files=[("--pairs", pairs_path)] + [
-        ("--out_dir", out_dir / name) for name in (OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())
-                                                   if out_dir is not None else ())],
-        folders=[("--out_dir", out_dir), ("--overlay", overlay)])
+    refuse_unwritable(files=[("--pairs", pairs_path)] + written_to_out,
+                      folders=[("--out_dir", out_dir), ("--overlay", overlay)])
     guard = OutputGuard()
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("baseline", baseline_dir), ("label map", map_path),
                                                   ("HBB prompts", hbb_dir)])
+    named = written_to_out + [("--pairs", pairs_path), ("--junit", junit), ("--summary", summary)]
+    refuse_shared(named)
     if not overwrite:  # a file this command did not write is refused before anything is read
         targets = [] if out_dir is None else \
             [out_dir / name for name in OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())]
@@ -177,7 +179,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     evaluation, data = analysis.evaluation, analysis.data
     result = evaluation.result
     # the overlays' names come from the frames scored: checked before the first write
-    refuse_unwritable(files=[("--overlay", path) for path in overlay_targets(result.table, overlay)])
+    overlays = [("--overlay", path) for path in overlay_targets(result.table, overlay)]
+    refuse_unwritable(files=overlays)
+    refuse_shared(named + overlays)
     if not overwrite:
         guard.refuse_foreign(overlay_targets(result.table, overlay))
     with guard:  # what was written is recorded, even when a gate fails or a write breaks

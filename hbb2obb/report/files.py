@@ -111,3 +111,35 @@ def _refuse_blocked(flag: str, path: Path, folder: Path) -> None:
     if blocking == path:
         raise UsageError(f"{flag} {path}: exists and is not a folder")
     raise UsageError(f"{flag} {path}: {blocking} is a file, not a folder")
+
+
+def refuse_shared(outputs: Named) -> None:
+    """A usage error when two outputs of one run name the same file (after resolving links).
+
+    The later one would replace the earlier, or append to it (``--summary``): a metric file
+    that is no longer JSON, a pairs table that became JUnit XML, with exit status 0.
+
+    Parameters
+    ----------
+    outputs : iterable of (flag, path or None)
+        In the order given; ``None`` paths are not asked for and pass.
+
+    Raises
+    ------
+    UsageError
+        Naming the second output's flag and path, and the first one's flag.
+
+    Examples
+    --------
+    >>> refuse_shared([("-o", Path("m.json")), ("--summary", Path("./m.json"))])
+    Traceback (most recent call last):
+    ...
+    hbb2obb.errors.UsageError: --summary m.json: -o writes that file too; give each output its own name
+    """
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        first = seen.setdefault(_resolved(path), flag)
+        if first is not flag:
+            raise UsageError(f"{flag} {path}: {first} writes that file too; give each output its own name")

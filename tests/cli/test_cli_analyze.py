@@ -348,6 +348,23 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(writ
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.parametrize("first, second", [
+    (["--pairs", "p.csv"], ["--junit", "p.csv"]),
+    (["-o", "out"], ["--summary", "out/analysis.md"]),
+    (["-o", "out"], ["--junit", "out/analysis.yaml"]),
+])
+def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(write_labels, first, second):
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD})
+    (root / "out").mkdir()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    code, out, err = run(root / "gt", root / "pred", "-nb", first[0], root / first[1], second[0], root / second[1])
+    assert code == 2 and out == "" and "Traceback" not in err
+    flag = "--out_dir" if first[0] == "-o" else first[0]
+    assert err.splitlines() == [f"hbb2obb-analyze: error: {second[0]} {root / second[1]}: {flag} writes that file "
+                                "too; give each output its own name"]
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
+
+
 @pytest.mark.parametrize("pred", ["empty", "all_broken"])
 def test_an_analysis_of_nothing_is_an_input_error_and_no_gate_passes(write_labels, pred):
     """No prediction file, or every prediction line skipped: exit 2 with one error line, even with a gate

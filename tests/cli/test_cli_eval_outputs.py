@@ -91,6 +91,22 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(data
     assert (data / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("first, second", [
+    (["-o", "x.json"], ["--summary", "x.json"]),  # was: the metric JSON with Markdown appended, exit 0
+    (["--pairs", "p.csv"], ["--junit", "p.csv"]),  # was: the pairs replaced by the JUnit XML, exit 0
+    (["-o", "y.json"], ["--junit", "./y.json"]),
+    (["--plots", "figs"], ["--junit", "figs/confusion_matrix.png"]),
+])
+def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(data, first, second):
+    (data / "figs").mkdir()  # --junit needs its folder to exist
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    code, out, err = run(data / "gt", data / "pred", "-nb", first[0], data / first[1], second[0], data / second[1])
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.splitlines() == [f"hbb2obb-eval: error: {second[0]} {data / second[1]}: {first[0]} writes that file "
+                                "too; give each output its own name"]
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before  # nothing written
+
+
 def test_overwrite_lets_an_input_be_replaced(data):
     code, _, err = run(data / "gt", data / "pred", "-nb", "--expect", data / "golden.yaml", "-o",
                        data / "golden.yaml", "--overwrite")
