@@ -30,7 +30,7 @@ from hbb2obb.boxes import Boxes
 from hbb2obb.detection.evaluate import DetectionParams
 from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io import ImageSizes
-from hbb2obb.scoring.evaluate import EvalSettings
+from hbb2obb.scoring.evaluate import EvalSettings, check_class_ids
 
 if TYPE_CHECKING:  # named in hints only: each is imported by the function that uses it
     from PIL.Image import Image
@@ -144,6 +144,7 @@ def analyze_run(gt: Source, pred: Source, settings: EvalSettings, *, label_map: 
         raise UsageError(f"worst must not be negative, got {worst}")
     if baseline is not None and bootstrap < MIN_BOOTSTRAP:
         raise UsageError(f"bootstrap must be at least {MIN_BOOTSTRAP}, got {bootstrap}")
+    check_class_ids(boundary_classes, "boundary")
     tide = tide or TideParams()
 
     def score(side: Source, what: str) -> Evaluation:

@@ -139,12 +139,21 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         gates = [parse_gate(text, label_map) for text in requirements]
     if baseline_dir is not None and n_boot < MIN_BOOTSTRAP:
         raise UsageError(f"--bootstrap must be at least {MIN_BOOTSTRAP}, got {n_boot}")
-    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out_dir {out_dir}: exists and is not a folder")
+    if pairs_path is not None:
+        check_pairs_path(pairs_path)
+    from hbb2obb.report.files import refuse_shared, refuse_unwritable
+
+    written_to_out = [("--out_dir", out_dir / name) for name in (
+        OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ()) if out_dir is not None else ())]
+    # a target no run could write is refused before the first file is written, --overwrite or not
+    refuse_unwritable(files=[("--pairs", pairs_path)] + written_to_out,
+                      folders=[("--out_dir", out_dir), ("--overlay", overlay)])
     guard = OutputGuard()
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("baseline", baseline_dir), ("label map", map_path),
                                                   ("HBB prompts", hbb_dir)])
+    named = written_to_out + [("--pairs", pairs_path), ("--junit", junit), ("--summary", summary)]
+    refuse_shared(named)
     if not overwrite:  # a file this command did not write is refused before anything is read
         targets = [] if out_dir is None else \
             [out_dir / name for name in OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())]
@@ -152,8 +161,6 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
-    if pairs_path is not None:
-        check_pairs_path(pairs_path)
     tide = TideParams(fg=tide_fg, bg=tide_bg)
     # as eval: a frame without a prediction file is skipped by the matching keys but its boxes
     # count as missed in the detection metrics, unless --missing_pred skip was asked for
@@ -171,7 +178,11 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         raise
     evaluation, data = analysis.evaluation, analysis.data
     result = evaluation.result
-    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+    # the overlays' names come from the frames scored: checked before the first write
+    overlays = [("--overlay", path) for path in overlay_targets(result.table, overlay)]
+    refuse_unwritable(files=overlays)
+    refuse_shared(named + overlays)
+    if not overwrite:
         guard.refuse_foreign(overlay_targets(result.table, overlay))
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(analysis.warnings)

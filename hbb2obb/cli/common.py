@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import unicodedata
 from typing import Callable
 
 import click
@@ -15,9 +16,22 @@ from hbb2obb.errors import Hbb2ObbError
 WARNINGS_PER_KIND = 20  # beyond this, a warning kind is summarized as a count
 
 
+def one_line(text: str) -> str:
+    """``text`` with the characters that would end its line or rewrite it on a terminal escaped
+    (``\\n``, ``\\r``, ``\\x1b``, ``\\u2028``, ...): a file or frame name holding a newline must
+    not split an error in two, nor start a line of its own that reads like a result. Tabs and
+    every other character stay as they are."""
+    if text.isprintable():  # the common case, checked at C speed
+        return text
+    return "".join(repr(c)[1:-1] if c != "\t" and unicodedata.category(c) in _LINE_BREAKING else c for c in text)
+
+
+_LINE_BREAKING = ("Cc", "Zl", "Zp")  # control characters, line and paragraph separators
+
+
 def fail(program: str, message: str, code: int = 2) -> None:
-    """Print ``program: error: message`` on stderr and exit with ``code``."""
-    click.echo(f"{program}: error: {message}", err=True)
+    """Print ``program: error: message`` on stderr, on one line, and exit with ``code``."""
+    click.echo(f"{program}: error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
@@ -67,7 +81,7 @@ def warn(program: str, warnings) -> None:
     for kind, message in warnings:
         shown[kind] = shown.get(kind, 0) + 1
         if shown[kind] <= WARNINGS_PER_KIND:
-            click.echo(f"{program}: warning: {message}", err=True)
+            click.echo(f"{program}: warning: {one_line(message)}", err=True)
     for kind, count in shown.items():
         if count > WARNINGS_PER_KIND:
             click.echo(f"{program}: warning: ... and {count - WARNINGS_PER_KIND} more of this kind ({kind})", err=True)

@@ -140,11 +140,20 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         from hbb2obb.report.pairs import check_pairs_path
 
         check_pairs_path(pairs_path)
+    from hbb2obb.report.files import refuse_shared, refuse_unwritable
+
+    refuse_unwritable(files=[("-o", output), ("--pairs", pairs_path)] + [
+        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())],
+        folders=[("--plots", plots), ("--overlay", overlay)])
     guard = OutputGuard()
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("--expect golden file", expect), ("label map", map_path)])
+    named = [("-o", output), ("--pairs", pairs_path)] + [
+        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())] + [
+        ("--junit", junit), ("--summary", summary)]
+    refuse_shared(named)
     if not overwrite:  # then any other file hbb2obb did not write: refused before anything is read
         guard.refuse_foreign(planned_outputs(output, pairs_path, plots, junit))
     evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
@@ -155,7 +164,11 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     if nothing is not None:
         warn(PROGRAM, result.warnings)
         raise InputError(nothing)
-    if not overwrite:  # the overlays' names come from the frames scored: checked before the first write
+    # the overlays' names come from the frames scored: checked before the first write
+    overlays = [("--overlay", path) for path in overlay_targets(result.table, overlay)]
+    refuse_unwritable(files=overlays)
+    refuse_shared(named + overlays)
+    if not overwrite:
         guard.refuse_foreign(overlay_targets(result.table, overlay))
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(result.warnings)

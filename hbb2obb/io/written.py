@@ -9,8 +9,10 @@ output); any other existing file is refused unless overwriting was asked for.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -49,18 +51,14 @@ class OutputGuard:
 
     def __init__(self):
         self._manifests: dict[Path, dict] = {}
+        self._ours: dict[Path, dict] = {}  # per folder, what this run wrote: merged into the record on save
         self._dirty: set[Path] = set()
         self._saved_at = time.monotonic()
 
     def _manifest(self, folder: Path) -> dict:
         folder = Path(folder)
         if folder not in self._manifests:
-            try:
-                data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
-                files = data.get("files") if isinstance(data, dict) else None
-            except (OSError, ValueError):
-                files = None
-            self._manifests[folder] = dict(files) if isinstance(files, dict) else {}
+            self._manifests[folder] = _read_record(folder)
         return self._manifests[folder]
 
     def foreign(self, targets) -> list[Path]:
@@ -87,7 +85,9 @@ class OutputGuard:
     def wrote(self, path: Path) -> None:
         """Record a file just written; the record goes to disk every few seconds and on :meth:`save`."""
         path = Path(path)
-        self._manifest(path.parent)[path.name] = file_digest(path)
+        digest = file_digest(path)
+        self._manifest(path.parent)[path.name] = digest
+        self._ours.setdefault(path.parent, {})[path.name] = digest
         self._dirty.add(path.parent)
         if time.monotonic() - self._saved_at > SAVE_EVERY_SECONDS:
             self.save()
@@ -110,14 +110,57 @@ class OutputGuard:
             pass
 
     def save(self) -> None:
-        """Write every changed folder's record atomically."""
+        """Write every changed folder's record atomically.
+
+        The record is read again and this run's files merged into it, under a lock on the
+        folder: another run writing into the same folder since this one read the record keeps
+        its entries (written from the copy read at the start, the last run to save dropped
+        the others' files, and their next run took them for a user's).
+        """
         for folder in sorted(self._dirty):
-            text = json.dumps({"written_by": "hbb2obb", "files": self._manifests[folder]}, indent=0, sort_keys=True)
             try:
-                write_text_atomic(folder / MANIFEST_NAME, text + "\n")
+                with _folder_locked(folder):
+                    merged = {**_read_record(folder), **self._ours.get(folder, {})}
+                    text = json.dumps({"written_by": "hbb2obb", "files": merged}, indent=0, sort_keys=True)
+                    write_text_atomic(folder / MANIFEST_NAME, text + "\n")
+                self._manifests[folder] = merged
             except OSError as exc:  # the outputs are written; only the record of them is not
                 raise InputError(f"{folder / MANIFEST_NAME}: cannot record the files written to {folder} "
                                  f"({exc.strerror or exc}); a later run will need --overwrite to replace them"
                                  ) from None
         self._dirty.clear()
         self._saved_at = time.monotonic()
+
+
+def _read_record(folder: Path) -> dict:
+    """``{file name: digest}`` of a folder's record; empty when it has none or it cannot be read."""
+    try:
+        data = json.loads((Path(folder) / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = data.get("files") if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        files = None
+    return dict(files) if isinstance(files, dict) else {}
+
+
+@contextlib.contextmanager
+def _folder_locked(folder: Path):
+    """An exclusive ``flock`` on the folder itself while the block runs (no lock file is left in it);
+    no lock where the platform or the filesystem has none."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass  # a filesystem without flock: merged all the same, only not under a lock
+        yield
+    finally:
+        os.close(handle)  # closing the descriptor drops the lock

@@ -43,6 +43,14 @@ class Hbb2ObbWarning(UserWarning):
     """Issued by :func:`~hbb2obb.scoring.metric_dict.evaluate_obb` for what the command line prints on stderr."""
 
 
+def check_class_ids(class_ids, what: str) -> None:
+    """:class:`~hbb2obb.errors.UsageError` for a class id that a label file could not hold either:
+    beyond 64 signed bits (the boxes' class column), where numpy would raise an OverflowError."""
+    for class_id in class_ids:
+        if not -2**63 <= int(class_id) < 2**63:
+            raise UsageError(f"{what} class id {int(class_id)} is out of range (more than 63 bits)")
+
+
 @dataclass(frozen=True)
 class EvalSettings:
     """The matching settings, with the defaults of ``hbb2obb-eval``; validated on construction.
@@ -82,6 +90,7 @@ class EvalSettings:
 
     def __post_init__(self):
         object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
+        check_class_ids(self.excluded_classes, "excluded")
         if not 0.0 <= float(self.iou_threshold) < 1.0:
             raise UsageError(f"iou threshold must be in [0, 1), got {self.iou_threshold}")
         if not 0 <= float(self.edge_tolerance) < float("inf"):  # nan fails too

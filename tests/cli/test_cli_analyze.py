@@ -263,9 +263,11 @@ GOOD = rect(0, 0, 40, 20) + "\n"
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD, "file": ""}, ["-o", "{root}/file"], "exists and is not a folder"),
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-mp", "{root}/missing.yaml"], "missing.yaml: label map not found"),
         ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-i", "{root}/no_images"], "no_images: image folder not found"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-e", str(10**23)], f"excluded class id {10**23} is out of range"),
+        ({"gt/a.txt": GOOD, "pred/a.txt": GOOD}, ["-bc", str(10**23)], f"boundary class id {10**23} is out of range"),
     ],
     ids=["no-gt", "no-pred", "bad-class", "nan", "bad-dota", "no-hbb", "no-baseline", "bootstrap", "worst",
-         "width-only", "out-is-file", "no-map", "no-images"],
+         "width-only", "out-is-file", "no-map", "no-images", "huge-excluded", "huge-boundary"],
 )
 def test_bad_input_exits_2_with_one_line(write_labels, files, extra, message):
     root = write_labels(files)
@@ -324,6 +326,43 @@ def test_pairs_and_junit_never_replace_a_file_it_did_not_write(write_labels, fla
     assert (root / name).read_text() == "mine\n"
     assert run(root / "gt", root / "pred", flag, root / name, "-nb", "--overwrite")[0] == 0
     assert run(root / "gt", root / "pred", flag, root / name, "-nb")[0] == 0  # its own file now
+
+
+@pytest.mark.parametrize("flags, culprit", [
+    (["--pairs", "p.csv", "-o", "notes.txt/out"], "--out_dir"),  # -o under a file: after --pairs was written
+    (["--pairs", "p.csv", "-o", "out"], "--out_dir"),  # out/analysis.md is a folder
+    (["-o", "fresh", "--pairs", "folder.csv"], "--pairs"),
+    (["-o", "fresh", "--pairs", "notes.txt/p.csv"], "--pairs"),
+])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(write_labels, flags, culprit,
+                                                                            overwrite):
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD, "notes.txt": "mine\n"})
+    (root / "out" / "analysis.md").mkdir(parents=True)
+    (root / "folder.csv").mkdir()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    code, out, err = run(root / "gt", root / "pred", "-nb", *[root / f if f[0] != "-" else f for f in flags],
+                         *overwrite)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f"hbb2obb-analyze: error: {culprit} ") and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
+
+
+@pytest.mark.parametrize("first, second", [
+    (["--pairs", "p.csv"], ["--junit", "p.csv"]),
+    (["-o", "out"], ["--summary", "out/analysis.md"]),
+    (["-o", "out"], ["--junit", "out/analysis.yaml"]),
+])
+def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(write_labels, first, second):
+    root = write_labels({"gt/a.txt": GOOD, "pred/a.txt": GOOD})
+    (root / "out").mkdir()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    code, out, err = run(root / "gt", root / "pred", "-nb", first[0], root / first[1], second[0], root / second[1])
+    assert code == 2 and out == "" and "Traceback" not in err
+    flag = "--out_dir" if first[0] == "-o" else first[0]
+    assert err.splitlines() == [f"hbb2obb-analyze: error: {second[0]} {root / second[1]}: {flag} writes that file "
+                                "too; give each output its own name"]
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
 
 
 @pytest.mark.parametrize("pred", ["empty", "all_broken"])

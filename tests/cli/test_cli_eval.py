@@ -153,6 +153,15 @@ def test_gate_on_a_key_the_run_lacks_is_a_usage_error(labels, gate, message):
     assert out == "" and not written.exists()
 
 
+@pytest.mark.parametrize("excluded", [str(10**23), str(-2**63 - 1)])
+def test_an_excluded_class_beyond_64_bits_is_a_usage_error(labels, excluded):
+    """Was: an OverflowError traceback and exit 1 (the status of a failed gate)."""
+    code, out, err = run(labels / "gt", labels / "pred", "-e", excluded)
+    assert code == 2 and out == ""
+    assert err.splitlines() == [f"hbb2obb-eval: error: excluded class id {excluded} is out of range "
+                                "(more than 63 bits)"]
+
+
 def test_bad_output_suffix(labels):
     code, _, err = run(labels / "gt", labels / "pred", "-o", labels / "m.txt")
     assert code == 2 and ".yaml" in err

@@ -68,6 +68,45 @@ def test_every_output_is_checked_before_the_first_is_written(data):
     assert not (data / "new.yaml").exists() and not (data / "p.csv").exists()
 
 
+@pytest.mark.parametrize("flags, culprit", [
+    (["--pairs", "p.csv", "-o", "notes.txt/m.json"], "-o"),  # -o under a file: after --pairs was written
+    (["-o", "new.yaml", "--plots", "notes.txt"], "--plots"),  # --plots is a file: after -o was written
+    (["-o", "new.yaml", "--plots", "notes.txt/figs"], "--plots"),
+    (["--pairs", "p.csv", "-o", "folder.json"], "-o"),  # -o names a folder
+    (["-o", "new.yaml", "--pairs", "folder.csv"], "--pairs"),
+    (["-o", "new.yaml", "--plots", "figs"], "--plots"),  # figs/confusion_matrix.png is a folder
+])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_an_output_that_cannot_be_written_is_refused_before_the_first_write(data, flags, culprit, overwrite):
+    (data / "notes.txt").write_text("mine\n")
+    (data / "folder.json").mkdir()
+    (data / "folder.csv").mkdir()
+    (data / "figs" / "confusion_matrix.png").mkdir(parents=True)
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    code, out, err = run(data / "gt", data / "pred", "-nb", *[data / f if "." in f or f == "figs" else f
+                                                              for f in flags], *overwrite)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f"hbb2obb-eval: error: {culprit} ") and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before  # nothing written
+    assert (data / "notes.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("first, second", [
+    (["-o", "x.json"], ["--summary", "x.json"]),  # was: the metric JSON with Markdown appended, exit 0
+    (["--pairs", "p.csv"], ["--junit", "p.csv"]),  # was: the pairs replaced by the JUnit XML, exit 0
+    (["-o", "y.json"], ["--junit", "./y.json"]),
+    (["--plots", "figs"], ["--junit", "figs/confusion_matrix.png"]),
+])
+def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(data, first, second):
+    (data / "figs").mkdir()  # --junit needs its folder to exist
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    code, out, err = run(data / "gt", data / "pred", "-nb", first[0], data / first[1], second[0], data / second[1])
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.splitlines() == [f"hbb2obb-eval: error: {second[0]} {data / second[1]}: {first[0]} writes that file "
+                                "too; give each output its own name"]
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before  # nothing written
+
+
 def test_overwrite_lets_an_input_be_replaced(data):
     code, _, err = run(data / "gt", data / "pred", "-nb", "--expect", data / "golden.yaml", "-o",
                        data / "golden.yaml", "--overwrite")

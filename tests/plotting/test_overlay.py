@@ -290,3 +290,27 @@ def test_eval_cli_overlay_never_replaces_a_picture_it_did_not_write(write_labels
     assert CliRunner().invoke(eval_main, args + ["--overwrite"]).exit_code == 0
     assert Image.open(root / "ov" / "a.jpg").format == "JPEG"
     assert CliRunner().invoke(eval_main, args).exit_code == 0  # its own overlay now: replaced freely
+
+
+@pytest.mark.parametrize("command", ["eval", "analyze"])
+@pytest.mark.parametrize("where, overwrite", [("notes.txt/ov", []), ("ov", ["--overwrite"])])
+def test_cli_overlay_folder_that_cannot_be_written_is_refused_before_the_first_write(write_labels, command, where,
+                                                                                      overwrite):
+    """--overlay under a file, or an overlay JPEG's name taken by a folder: exit 2 with one line naming
+    --overlay, and the other outputs not written (was: a traceback and exit 1, after -o/--pairs)."""
+    from hbb2obb.cli.analyze import main as analyze_main
+
+    root = write_labels({**LABELS, "notes.txt": "mine\n"})
+    (root / "images").mkdir()
+    Image.fromarray(black()).save(root / "images" / "a.jpg")
+    (root / "ov" / "a.jpg").mkdir(parents=True)
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    main, other = (eval_main, "-o") if command == "eval" else (analyze_main, "--pairs")
+    result = CliRunner().invoke(main, [str(root / "gt"), str(root / "pred"), "-i", str(root / "images"), "-nb",
+                                       other, str(root / ("m.yaml" if other == "-o" else "p.csv")),
+                                       "--overlay", str(root / where), *overwrite])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+    errors = result.stderr.splitlines()
+    assert len(errors) == 1 and errors[0].startswith(f"hbb2obb-{command}: error: --overlay ")
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
