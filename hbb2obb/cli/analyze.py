@@ -195,7 +195,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
             metrics = evaluation.metrics
         if gates:  # checked before anything is printed or written: an unknown key leaves no report behind
             from hbb2obb.analysis.detection_errors import with_error_keys
-            from hbb2obb.gates.require import gate_outcomes
+            from hbb2obb.gates.require import gate_outcomes, outcome_line
 
             outcomes = gate_outcomes(gates, with_error_keys(metrics, data.get("detection_errors")))
         warn(PROGRAM, warnings)
@@ -212,9 +212,9 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar, wrote=guard.wrote)
         emit_analysis_reports(junit, summary, label_map, started, warnings, out_dir, worst, pred_dir, gt_dir, outcomes,
                               metrics, wrote=guard.wrote)
-        for gate, passed, value in outcomes:
-            click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})")
-        if not all(passed for _, passed, _ in outcomes):
+        for outcome in outcomes:
+            click.echo(outcome_line(outcome))
+        if not all(outcome.passed for outcome in outcomes):
             raise SystemExit(1)
 
 

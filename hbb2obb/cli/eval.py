@@ -181,7 +181,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         # typo) is a usage error, and must not leave a report behind that reads like a run.
         outcomes = []
         if gates:
-            from hbb2obb.gates.require import gate_outcomes
+            from hbb2obb.gates.require import gate_outcomes, outcome_line
 
             outcomes = gate_outcomes(gates, metrics)
         warn(PROGRAM, detection_warnings(evaluation))
@@ -202,8 +202,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
             for path in write_detection_figures(result, metrics, label_map, plots):
                 guard.wrote(path)
         emit_overlays(PROGRAM, result.table, img_source, overlay, overlay_size, no_bar, wrote=guard.wrote)
-        for gate, passed, value in outcomes:
-            click.echo(f"{'pass' if passed else 'FAIL'}  {gate.text}  (value {value:.6g})", err=as_json)
+        for outcome in outcomes:
+            click.echo(outcome_line(outcome), err=as_json)
         golden_failed, comparison = False, None
         if golden is not None:
             from hbb2obb.gates.golden import compare_to_golden, render_comparison, stored_form
@@ -216,7 +216,7 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         emit_ci_reports(PROGRAM, junit, summary, title=run_title(pred_dir, gt_dir), metrics=metrics,
                         label_map=label_map, started=started, outcomes=outcomes, comparison=comparison,
                         warnings=evaluation.warnings, pictures=pictures, wrote=guard.wrote)
-        if golden_failed or not all(passed for _, passed, _ in outcomes):
+        if golden_failed or not all(outcome.passed for outcome in outcomes):
             raise SystemExit(1)
 
 

@@ -64,11 +64,11 @@ def _number(value: float) -> str:
 def require_cases(outcomes, label_map: Optional[dict]) -> list[GateCase]:
     """The ``--require`` gates' cases from :func:`~hbb2obb.gates.require.gate_outcomes`."""
     cases = []
-    for gate, passed, value in outcomes:
+    for gate, passed, value, note in outcomes:
         gate: Gate
         scope = "all classes" if gate.class_id is None else class_name(label_map or {}, gate.class_id)
         message = "" if passed else (f"{gate.key} = {_number(value)}, bound {gate.op} {_number(gate.bound)} "
-                                     f"({scope})")
+                                     f"({scope})" + (f": {note}" if note else ""))
         details = f"measured: {_number(value)}\nbound: {gate.op} {_number(gate.bound)}\nclass: {scope}\n"
         cases.append(GateCase("require", gate.text, passed, message, details))
     return cases

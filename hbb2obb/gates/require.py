@@ -7,6 +7,10 @@ run produced, not in a list kept here, so a key a later version adds (``map50``,
 ``ap50``) can be gated the day it appears. The expression is parsed before the run, so a
 malformed one or an unknown class name fails at once; a key the dict lacks fails after it,
 naming the key and the keys that exist.
+
+A statistic of the matched pairs (``avg_iou``, ``p90_angle_error``, ...) is 0 by convention
+where there is no matched pair, overall or in the gated class; a gate on it then fails whatever
+its bound, saying so: ``p90_angle_error<=5`` must not pass on a run that matched nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import operator
 import re
 from dataclasses import dataclass
 from numbers import Real
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from hbb2obb.detection.summary import CLASS_DETECTION_KEYS, DETECTION_KEYS
 from hbb2obb.errors import UsageError
@@ -48,9 +52,49 @@ class Gate:
     class_id: Optional[int] = None
 
     def check(self, metrics: dict) -> tuple[bool, float]:
-        """``(passed, value)`` for this metric dict; a key the dict lacks is a :class:`UsageError`."""
+        """``(passed, value)`` for this metric dict; a key the dict lacks is a :class:`UsageError`.
+
+        A statistic of the matched pairs where there is none fails (:func:`undefined_reason`).
+        """
         value = gate_value(metrics, self.key, self.class_id, self.text)
-        return bool(COMPARISONS[self.op](value, self.bound)), value
+        passed = COMPARISONS[self.op](value, self.bound) and undefined_reason(self, metrics) is None
+        return bool(passed), value
+
+
+PAIR_STATISTICS = frozenset(("avg_iou", "std_iou", "sem_iou", "median_iou", "avg_angle_error", "std_angle_error",
+                             "median_angle_error", "p90_angle_error", "avg_giou", "median_giou", "avg_diou",
+                             "median_diou", "avg_ciou", "median_ciou", "avg_center_offset", *LADDER_ALIASES))
+"""The metric dict's statistics of the matched pairs of their level, 0 where there is none (docs/metrics.md §3)."""
+
+
+def undefined_reason(gate: Gate, metrics: dict) -> Optional[str]:
+    """Why a gate's value measures nothing (a statistic of no matched pair), or ``None``.
+
+    Examples
+    --------
+    >>> empty = {"total_matches": 0, "p90_angle_error": 0.0, "total_gt": 0}
+    >>> undefined_reason(parse_gate("p90_angle_error<=5"), empty)
+    'no matched pair, so p90_angle_error measures nothing (0 by convention)'
+    >>> undefined_reason(parse_gate("total_gt<=5"), empty) is None
+    True
+    """
+    if gate.key not in PAIR_STATISTICS:
+        return None
+    entry = metrics if gate.class_id is None else (metrics.get("class_stats") or {}).get(gate.class_id, {})
+    count = entry.get("total_matches" if gate.class_id is None else "matches")
+    if count != 0:
+        return None
+    scope = "" if gate.class_id is None else " of this class"
+    return f"no matched pair{scope}, so {gate.key} measures nothing (0 by convention)"
+
+
+class GateOutcome(NamedTuple):
+    """One gate checked: whether it passed, the value it saw, and why it failed whatever its bound ("")."""
+
+    gate: Gate
+    passed: bool
+    value: float
+    note: str = ""
 
 
 def _is_number(value) -> bool:
@@ -156,15 +200,21 @@ def parse_gate(text: str, label_map: Optional[dict] = None) -> Gate:
     return Gate(match.group("key"), match.group("op"), float(match.group("bound")), text.strip(), class_id)
 
 
-def gate_outcomes(gates, metrics: dict) -> list[tuple[Gate, bool, float]]:
-    """``(gate, passed, value)`` for every gate, in the order given.
+def gate_outcomes(gates, metrics: dict) -> list[GateOutcome]:
+    """A :class:`GateOutcome` for every gate, in the order given.
 
     Every gate's key is resolved before this returns, so a gate naming a key the dict lacks
     raises :class:`UsageError` before any outcome is reported.
     """
-    return [(gate, *gate.check(metrics)) for gate in gates]
+    return [GateOutcome(gate, *gate.check(metrics), undefined_reason(gate, metrics) or "") for gate in gates]
 
 
 def check_gates(gates, metrics: dict) -> list[tuple[Gate, float]]:
     """The gates that failed, each with the value it saw (:func:`gate_outcomes`, failures only)."""
-    return [(gate, value) for gate, passed, value in gate_outcomes(gates, metrics) if not passed]
+    return [(outcome.gate, outcome.value) for outcome in gate_outcomes(gates, metrics) if not outcome.passed]
+
+
+def outcome_line(outcome: GateOutcome) -> str:
+    """How a command prints a gate: ``pass  avg_iou>=0.8  (value 0.91)``."""
+    note = f"; {outcome.note}" if outcome.note else ""
+    return f"{'pass' if outcome.passed else 'FAIL'}  {outcome.gate.text}  (value {outcome.value:.6g}{note})"

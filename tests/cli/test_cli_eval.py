@@ -95,6 +95,22 @@ def test_require_gates(labels, gates, code, failing):
     assert sorted(re.findall(r"^FAIL  (\S+)", out, re.M)) == sorted(failing)
 
 
+def test_a_gate_on_a_statistic_of_no_matched_pair_fails_and_says_why(write_labels):
+    # every prediction is of the other class: nothing matches, every statistic of the pairs is 0
+    root = write_labels({"gt/a.txt": GT, "pred/a.txt": rect(10, 10, 40, 20, cls=1) + "\n",
+                         "classes.yaml": "0: Car\n1: Bus\n"})
+    junit = root / "gates.xml"
+    status, out, _ = run(root / "gt", root / "pred", "-mp", root / "classes.yaml", "--junit", junit,
+                         "--require", "p90_angle_error<=5", "--require", "Car:avg_iou<=1",
+                         "--require", "total_matches==0")
+    assert status == 1
+    assert re.search(r"^FAIL  p90_angle_error<=5  \(value 0; no matched pair, so p90_angle_error measures nothing",
+                     out, re.M)
+    assert re.search(r"^FAIL  Car:avg_iou<=1  \(value 0; no matched pair of this class", out, re.M)
+    assert re.search(r"^pass  total_matches==0", out, re.M)
+    assert "no matched pair, so p90_angle_error measures nothing" in junit.read_text()
+
+
 @pytest.mark.parametrize("gate", ["avg_iou=0.5", "avg_iou>=x", "Lorry:avg_iou>=0.5"])
 def test_bad_gate_is_a_usage_error_before_reading(tmp_path, gate):
     code, out, err = run(tmp_path / "missing", tmp_path / "missing", "--require", gate)

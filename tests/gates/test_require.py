@@ -78,8 +78,9 @@ def test_failed_gate_reports_its_value():
 
 def test_every_gate_has_one_outcome_in_order():
     gates = [parse_gate("avg_iou>=0.9"), parse_gate("avg_iou>=0.5")]
-    assert [(gate.text, passed, value) for gate, passed, value in gate_outcomes(gates, METRICS)] == [
-        ("avg_iou>=0.9", False, 0.86), ("avg_iou>=0.5", True, 0.86)]
+    assert [(outcome.gate.text, outcome.passed, outcome.value, outcome.note)
+            for outcome in gate_outcomes(gates, METRICS)] == [
+        ("avg_iou>=0.9", False, 0.86, ""), ("avg_iou>=0.5", True, 0.86, "")]
     assert gate_outcomes([], METRICS) == []
 
 
@@ -90,3 +91,29 @@ def test_a_per_pair_list_is_not_a_metric_a_gate_can_test(key):
     for text in (f"{key}>0", f"0:{key}>0"):
         with pytest.raises(UsageError, match=f"unknown (per-class )?metric '{key}'"):
             check_gates([parse_gate(text)], metrics)
+
+
+NOTHING_MATCHED = {
+    "total_matches": 0, "total_gt": 4, "avg_iou": 0.0, "p90_angle_error": 0.0, "avg_center_offset": 0.0,
+    "iou_fractions": {"0.90": 0.0}, "spatial_match": 0.0,
+    "class_stats": {0: {"matches": 0, "avg_iou": 0.0, "iou_fractions": {"0.90": 0.0}},
+                    1: {"matches": 2, "avg_iou": 0.8, "iou_fractions": {"0.90": 0.5}}},
+}
+
+
+@pytest.mark.parametrize("text, passes", [
+    ("p90_angle_error<=5", False),  # 0 by convention: it measures nothing
+    ("avg_iou<=1", False),
+    ("avg_center_offset<=3", False),
+    ("iou_at_90>=0", False),
+    ("Car:avg_iou<=1", False),
+    ("Bus:avg_iou>=0.5", True),  # its own pairs
+    ("Bus:iou_at_90>=0.5", True),
+    ("total_matches==0", True),  # counts measure what they say
+    ("total_gt>=4", True),
+    ("spatial_match<=0", True),  # a share of the ground truth, not of the pairs
+])
+def test_a_statistic_of_no_matched_pair_fails_whatever_its_bound(text, passes):
+    [outcome] = gate_outcomes([parse_gate(text, LABELS)], NOTHING_MATCHED)
+    assert outcome.passed == passes
+    assert ("no matched pair" in outcome.note) == (not passes)
