@@ -335,11 +335,20 @@ def read_coco(path: str | Path, *, strict: bool, label_map: Optional[dict] = Non
     if not isinstance(annotations, list):
         raise InputError(f"{path}:annotations: must be a list")
     per_image = {image_id: ([], [], [], [], []) for image_id in images}
+    first_of_id: dict = {}  # annotation id -> index of the annotation that has it
     for index, annotation in enumerate(annotations):
         where = f"annotations[{index}]"
         if not isinstance(annotation, dict):
             sink.report(where, "not an object")
             continue
+        annotation_id = annotation.get("id")
+        if isinstance(annotation_id, (int, float, str)):  # ids are optional (detector results carry none)
+            if annotation_id in first_of_id:
+                sink.report(f"{where}.id", f"annotation id {shown_json(annotation_id)} is also annotations"
+                            f"[{first_of_id[annotation_id]}]'s: ids must be unique (pycocotools keeps one of "
+                            "the two and reads it twice)")
+                continue
+            first_of_id[annotation_id] = index
         image_id, category = annotation.get("image_id"), annotation.get("category_id")
         if not is_id(image_id) or image_id not in images:
             sink.report(f"{where}.image_id", f"no image with id {shown_json(image_id)}")

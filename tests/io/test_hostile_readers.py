@@ -508,3 +508,16 @@ def test_a_text_label_folder_that_also_holds_coco_or_voc_files_is_refused(tmp_pa
     flag = "--gt_format" if role == "ground-truth" else "--pred_format"
     chosen = CliRunner().invoke(main, [*args, flag, "yolo"])
     assert chosen.exit_code == 0, chosen.stderr
+
+
+def test_a_coco_annotation_id_given_twice_is_broken_ground_truth_and_a_skipped_prediction(tmp_path):
+    # pycocotools indexes annotations by id: of two with one id it keeps the last and reads it twice
+    path = tmp_path / "labels.json"
+    _write(path, _coco([_ann(5), _ann(6, bbox=[40, 40, 10, 10]), _ann(5, bbox=[60, 50, 10, 10])]))
+    with pytest.raises(LabelFormatError, match=r"labels\.json:annotations\[2\]\.id: annotation id 5 is also "
+                                               r"annotations\[0\]'s: ids must be unique"):
+        read_coco(path, strict=True)
+    frames, _, problems = read_coco(path, strict=False)
+    assert frames[0].boxes.corners[:, 0].tolist() == [[1, 2], [40, 40]] and len(problems) == 1
+    _write(path, _coco([{k: v for k, v in _ann(bbox=[x, 0, 5, 5]).items() if k != "id"} for x in (0, 20)]))
+    assert len(read_coco(path, strict=True)[0][0].boxes) == 2  # results files carry no ids: none to repeat
