@@ -36,6 +36,7 @@ from hbb2obb.analysis.cuts import (
 from hbb2obb.boxes import Boxes, crowd_of
 from hbb2obb.detection.accumulate import class_ap
 from hbb2obb.detection.errors import ERROR_TYPES, SPECIAL_TYPES, ErrorDecomposition, TideParams, decompose_errors
+from hbb2obb.detection.summary import counted_detections
 from hbb2obb.io.labelmap import class_name
 from hbb2obb.scoring.evaluate import EvaluationResult
 
@@ -75,11 +76,15 @@ def decompose_run(result: EvaluationResult, gt_props: GroundTruthProperties, tid
         gt_frame = np.concatenate([gt_frame, unpaired.gt_frame + len(names)])
         names += tuple(unpaired.frame_names)
         props.append(ground_truth_properties(unpaired, np.zeros(len(unpaired.gt), dtype=bool), edge_tolerance))
+    # as the detection metrics count them: not the detections of edge boxes -exc dropped
+    pred, pred_frame, pairs = table.pred, table.pred_frame, result.pairs
+    if pairs is not None:  # (None: no frame scored, no detection)
+        pred, pred_frame, pairs = counted_detections(pred, pred_frame, pairs, table.pred_on_edge_case)
     # the predictions measured as the ground truth is (their own box decides which group a false
     # positive falls in); a prediction has no difficult flag
-    as_gt = dataclasses.replace(table, gt=table.pred, gt_frame=table.pred_frame)
-    pred_props = ground_truth_properties(as_gt, np.zeros(len(table.pred), dtype=bool), edge_tolerance)
-    errors = decompose_errors(gt, gt_frame, table.pred, table.pred_frame, result.pairs, result.detection, tide)
+    as_gt = dataclasses.replace(table, gt=pred, gt_frame=pred_frame)
+    pred_props = ground_truth_properties(as_gt, np.zeros(len(pred), dtype=bool), edge_tolerance)
+    errors = decompose_errors(gt, gt_frame, pred, pred_frame, pairs, result.detection, tide)
     return RunDecomposition(errors, names, _joined_props(props), pred_props)
 
 

@@ -58,15 +58,34 @@ class DetectionSummary:
                 metrics.setdefault("detection_unpaired_class_stats", {})[class_id] = values
 
 
+def counted_detections(pred: Boxes, pred_frame: np.ndarray, pairs: tuple, on_edge: Optional[np.ndarray]) -> tuple:
+    """The detections the metrics count, their frames and the pairs among them (renumbered): all but
+    those whose best overlap is an edge box ``--exclude_edge_cases`` dropped (``on_edge``)."""
+    if on_edge is None or not on_edge.any():
+        return pred, pred_frame, pairs
+    keep = ~on_edge
+    renumbered = np.cumsum(keep) - 1
+    paired = keep[pairs[1]]
+    return pred[keep], pred_frame[keep], (pairs[0][paired], renumbered[pairs[1][paired]], pairs[2][paired])
+
+
 def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> DetectionSummary:
     """The detection metrics of an accumulated run (:class:`~hbb2obb.scoring.evaluate.MatchTable`).
 
     ``pairs`` are the run's same-frame pairs with positive IoU, any classes (``None`` when no
     frame was scored: then there are none). ``unpaired``: the table of the frames without a
     prediction file that the matching skipped; their ground truth joins as frames with no
-    detections (appended after the run's rows, so the pairs' row numbers still hold).
+    detections (appended after the run's rows, so the pairs' row numbers still hold). With
+    ``--exclude_edge_cases``, the detections whose best overlap is a dropped edge box
+    (``table.pred_on_edge_case``) are left out, as COCO leaves out detections of its ignore
+    regions: neither hits nor false alarms (counted in ``detections_on_edge_cases``).
     """
-    gt, pred, gt_frame = table.gt, table.pred, table.gt_frame
+    gt, pred, gt_frame, pred_frame = table.gt, table.pred, table.gt_frame, table.pred_frame
+    if pairs is None:
+        pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    # the detections of the edge boxes --exclude_edge_cases dropped: COCO's ignore regions
+    pred, pred_frame, pairs = counted_detections(pred, pred_frame, pairs, table.pred_on_edge_case)
+    ignored = len(table.pred) - len(pred)
     n_unpaired = 0 if unpaired is None else len(unpaired.frame_names)
     if unpaired is not None and len(unpaired.gt):
         difficult = None
@@ -77,16 +96,14 @@ def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> Detec
                    np.concatenate([gt.class_id, unpaired.gt.class_id]), difficult=difficult,
                    crowd=crowd_of([gt, unpaired.gt]))
         gt_frame = np.concatenate([gt_frame, unpaired.gt_frame + len(table.frame_names)])
-    if pairs is None:
-        pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     classes = np.unique(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)
     if pred.score is None:
         overall, matches = unscored_counts_and_matches(gt, pred, pairs)
         confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
         return DetectionSummary(False, overall, {}, classes, confusion, None, None, n_unpaired)
-    evaluation = evaluate_detections(gt, gt_frame, pred, table.pred_frame, pairs, params)
+    evaluation = evaluate_detections(gt, gt_frame, pred, pred_frame, pairs, params)
     # the COCO rule keeps the first max_dets detections of each frame and class: say what it dropped
-    beyond = np.bincount(table.pred_frame[evaluation.rank >= params.max_dets], minlength=len(table.frame_names))
+    beyond = np.bincount(pred_frame[evaluation.rank >= params.max_dets], minlength=len(table.frame_names))
     capped = tuple((table.frame_names[f], int(beyond[f])) for f in np.flatnonzero(beyond).tolist())
     acc = accumulate(evaluation)
     overall, per_class = summarize_detections(acc)
@@ -94,5 +111,6 @@ def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> Detec
     overall.update(point.as_metrics())
     overall["conf_threshold_chosen"] = "max_f1" if point.chosen else "given"
     overall["max_dets_dropped"] = int(beyond.sum())
+    overall["detections_on_edge_cases"] = ignored
     confusion = confusion_matrix(gt, pred, pairs, classes, None if np.isnan(point.conf) else point.conf)
     return DetectionSummary(True, overall, per_class, classes, confusion, acc, point, n_unpaired, capped)

@@ -379,3 +379,17 @@ def test_an_analysis_of_nothing_is_an_input_error_and_no_gate_passes(write_label
     errors = [line for line in err.splitlines() if line.startswith("hbb2obb-analyze: error: ")]
     assert len(errors) == 1 and "nothing was scored" in errors[0]
     assert "Traceback" not in err
+
+
+def test_the_error_decomposition_leaves_out_detections_of_dropped_edge_boxes(write_labels):
+    # as hbb2obb-eval's AP does: with -exc, the border car and its detection are out of the count
+    edge, inside = rect(0, 10, 20, 20), rect(50, 50, 20, 20)
+    root = write_labels({"gt/a.txt": edge + "\n" + inside + "\n",
+                         "pred/a.txt": edge + " 0.95\n" + inside + " 0.6\n"})
+    for args, counted in (([], 2), (["-exc"], 1)):
+        out_dir = root / f"out{len(args)}"
+        code, _, err = run(root / "gt", root / "pred", "-iw", 100, "-ih", 100, "-o", out_dir, *args)
+        assert code == 0, err
+        errors = yaml.safe_load((out_dir / "analysis.yaml").read_text())["detection_errors"]
+        assert (errors["boxes"], errors["detections"]) == (counted, counted)
+        assert errors["overall"]["ap_tide"] == pytest.approx(1.0) and errors["overall"]["dap_bkg"] == 0

@@ -216,3 +216,22 @@ def test_confidence_on_some_files_only_is_said(write_labels):
     assert "1 prediction file(s) have boxes without a confidence and 1 have one on every box" in err
     assert "--conf 0.5 has no effect" in err
     assert json.loads(out)["detection_scored"] is False
+
+
+def test_detections_of_dropped_edge_boxes_are_neither_hits_nor_false_alarms(write_labels):
+    # Frame a (100 x 100): a car touching the border, found, and a car inside, found and missed
+    # once more. With -exc the border car is dropped: its detection must change nothing, so the
+    # run scores as the same files with the border car and its detection deleted by hand.
+    edge, inside = rect(0, 10, 20, 20), rect(50, 50, 20, 20)
+    files = {"gt/a.txt": edge + "\n" + inside + "\n", "classes.yaml": "0: car\n",
+             "pred/a.txt": edge + " 0.95\n" + inside + " 0.6\n" + rect(30, 70, 10, 10) + " 0.9\n"}
+    root = write_labels(files)
+    by_hand = write_labels({"hand/gt/a.txt": inside + "\n",
+                            "hand/pred/a.txt": inside + " 0.6\n" + rect(30, 70, 10, 10) + " 0.9\n"})
+    excluded = metrics_of(root / "gt", root / "pred", "-exc", "-iw", 100, "-ih", 100)
+    expected = metrics_of(by_hand / "hand" / "gt", by_hand / "hand" / "pred", "-iw", 100, "-ih", 100)
+    assert excluded["total_edge_cases"] == 1 and excluded["detections_on_edge_cases"] == 1
+    for key in ("map50", "map50_95", "mar_100", "dota_map50", "precision", "recall", "f1", "conf_threshold"):
+        assert excluded[key] == expected[key], key
+    assert expected["map50"] < 0.9  # the false alarm above the hit costs AP: the comparison can fail
+    assert metrics_of(root / "gt", root / "pred", "-iw", 100, "-ih", 100)["detections_on_edge_cases"] == 0
