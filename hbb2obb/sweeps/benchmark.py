@@ -31,6 +31,8 @@ import yaml
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.images import ImageSizes
+from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings
@@ -116,6 +118,10 @@ def plan_run(spec: RunSpec, inputs: SweepInputs, output_folder: Path) -> SweepPl
             raise InputError(f"{folder}: {role} folder not found")
     if converter.needs_images and (inputs.img_source is None or not Path(inputs.img_source).exists()):
         raise InputError(f"{inputs.img_source}: converter {spec.converter!r} needs the images, and they are not there")
+    # read here, and again by every point: a broken label map or frame size is refused before the
+    # run's folder and run_config.yaml are written, not after the first point's conversion
+    load_label_map(evaluation.map_path)
+    ImageSizes(None, evaluation.img_width, evaluation.img_height)
     if evaluation.settings.exclude_edge_cases and evaluation.img_width is None and not (
             inputs.img_source is not None and Path(inputs.img_source).is_dir()):
         raise UsageError("exclude_edge_cases needs the frame size: give img_width and img_height, or an image folder")
