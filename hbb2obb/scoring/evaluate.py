@@ -82,6 +82,9 @@ class EvalSettings:
 
     def __post_init__(self):
         object.__setattr__(self, "excluded_classes", tuple(sorted({int(c) for c in self.excluded_classes})))
+        for class_id in self.excluded_classes:  # class ids are int64: a larger one would fail in numpy
+            if not -2**63 <= class_id < 2**63:
+                raise UsageError(f"excluded class id {class_id} is out of range (class ids are 64-bit integers)")
         if not 0.0 <= float(self.iou_threshold) < 1.0:
             raise UsageError(f"iou threshold must be in [0, 1), got {self.iou_threshold}")
         if not 0 <= float(self.edge_tolerance) < float("inf"):  # nan fails too

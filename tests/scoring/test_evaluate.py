@@ -226,6 +226,8 @@ def test_normalized_labels_scaled_with_frame_size(write_labels):
     (dict(exclude_edge_cases=True), "needs the frame size"),
     (dict(img_width=100), "together"),
     (dict(missing_pred="maybe"), "missing_pred"),
+    (dict(excluded_classes=[2**63]), r"excluded class id 9223372036854775808 is out of range"),
+    (dict(excluded_classes=[-2**63 - 1]), "excluded class id -9223372036854775809 is out of range"),
 ])
 def test_bad_settings(write_labels, kwargs, message):
     root = write_labels({"gt/a.txt": "", "pred/a.txt": ""})
