@@ -107,9 +107,17 @@ def eval_settings(evaluation: dict) -> EvalSettings:
                         one_to_one=bool(e.get("one_to_one", False)), missing_pred=missing_pred)
 
 
+def is_folder_name(name: str) -> bool:
+    """Whether ``name`` names one folder inside another (not ``..``, no separator)."""
+    return name not in ("", ".", "..") and "/" not in name and "\\" not in name
+
+
 def plan_run(spec: RunSpec, inputs: SweepInputs, output_folder: Path) -> SweepPlan:
     """Resolve and check a run: the converter exists, every axis is one of its parameters, every
     point is acceptable, the folders exist. Raises before anything is converted."""
+    if not is_folder_name(spec.name):  # the run's files go in OUTPUT/NAME, never above or beside it
+        raise UsageError(f"run name {spec.name!r} must be one folder's name (no '/', not '.' or '..'): the run "
+                         f"is written to {Path(output_folder) / '<name>'}")
     converter = get_converter(spec.converter, **spec.converter_options())
     grid = build_grid(converter, spec.axes)
     evaluation = spec.eval_spec()
@@ -263,7 +271,7 @@ def _run_entry(path: Path, merged: dict, source, index: int) -> RunSpec:
     converter = str(merged.get("converter") or ("command" if merged.get("command") else default_converter()))
     timeout = merged.get("command_timeout")
     name = str(merged.get("name") or converter)
-    if "/" in name or name in (".", ".."):
+    if not is_folder_name(name):
         raise ConfigError(f"{path}: run {index}: name {name!r} cannot be a folder name")
     return RunSpec(name, converter, merged.get("command"), timeout, axes, evaluation)
 
