@@ -25,7 +25,13 @@ from hbb2obb.cli.convert_outputs import (
     write_conversion_record,
 )
 from hbb2obb.cli.workers import check_scheduler, task_executor
-from hbb2obb.converters.distribute import Frame, plan_frames, remove_temporaries, run_frames
+from hbb2obb.converters.distribute import (
+    Frame,
+    check_outputs_apart,
+    plan_frames,
+    remove_temporaries,
+    run_frames,
+)
 from hbb2obb.converters.folder_frames import image_paths, orphan_prompts, prompt_files, tally_outcomes
 from hbb2obb.converters.frame_tasks import FrameJob
 from hbb2obb.converters.image.converter import DEFAULT_PARAMETERS, TIGHTNESS, margin_value, validate_parameters
@@ -181,11 +187,12 @@ def main(img_source, hbb_dir, obb_dir, scale_factors, opening_kernel_percentage,
     if not prompted:
         raise InputError(f"{hbb_dir}: none of the {len(frames)} image(s) in {img_source} has an HBB file here "
                          f"(looked for {frames[0].stem}.txt and the like): nothing to convert")
-    warnings += [("lock", note) for note in lock_outputs(folders[kind] for kind in job.kinds())]
     suffixes = {"picture": ".jpg"}
     to_convert = [Frame(p, prompts[p.stem],
                         {kind: folders[kind] / f"{p.stem}{suffixes.get(kind, '.txt')}" for kind in job.kinds()})
                   for p in prompted]
+    check_outputs_apart(to_convert)  # before the locks: a refused run leaves no folder behind
+    warnings += [("lock", note) for note in lock_outputs(folders[kind] for kind in job.kinds())]
     identity = {"img_source": os.path.abspath(img_source), "hbb_dir": os.path.abspath(hbb_dir),
                 "outputs": {kind: os.path.abspath(folders[kind]) for kind in job.kinds()}}
     plan = plan_frames(to_convert, job, obb_dir, guard, resume=resume, identity=identity)

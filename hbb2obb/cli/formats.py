@@ -37,6 +37,7 @@ PROGRAM = "hbb2obb-convert"
 MAX_PRECISION = 15  # decimals beyond a float64's
 DIFFICULT_BELOW = 0.5  # the reference's default threshold of --difficult_from confidence
 DIFFICULT_FORMATS = ("dota", "voc")  # the output formats that carry a difficult flag
+RECTANGLE_FORMATS = ("rolabelimg", "labelstudio")  # the output formats that store a box as centre, size, angle
 
 
 def _check_precision(precision, normalize: bool) -> None:
@@ -77,6 +78,21 @@ def _warn_lossy_precision(label_set: LabelSet, precision, normalize: bool) -> No
         click.echo(f"{PROGRAM}: warning: --precision {precision} does not survive the round trip on a "
                    f"{width:g}x{height:g} frame, so reading these labels back moves boxes; use {needed} or more",
                    err=True)
+
+
+def _warn_reshaped(label_set: LabelSet, targets, box_kind: str) -> None:
+    """Warn when a format of turned rectangles is asked for quads that are not rectangles: their corners move."""
+    turned = [fmt for fmt in RECTANGLE_FORMATS if fmt in targets]
+    if not turned or box_kind != "obb":
+        return
+    from hbb2obb.io.rolabelimg import reshaped
+
+    count, first, farthest = reshaped(label_set.frames)
+    if count:
+        verb = "store" if len(turned) > 1 else "stores"
+        click.echo(f"{PROGRAM}: warning: {', '.join(turned)} {verb} each box as a turned rectangle: {count} of "
+                   f"{label_set.box_count} box(es) are not rectangles and move, corners up to {farthest:.2f} px "
+                   f"(first: {first}); cvat, coco, labelme, dota and yolo keep the quads", err=True)
 
 
 def _sizes(images, img_width, img_height) -> ImageSizes:
@@ -194,6 +210,7 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
     identity, info = _coco_identity(coco_from, coco_info, label_set, names)
     plan = plan_outputs(label_set, out_dir, targets, kind=box_kind, normalize=normalize, dota_ext=dota_ext,
                         coco_name=coco_name)  # every format checked before any file is written
+    _warn_reshaped(label_set, targets, box_kind)  # once the outputs are known to be written
     record = None
     if save_provenance:  # imported here: a plain conversion needs none of the record's machinery
         from hbb2obb.cli.formats_provenance import record_path, write_conversion_record

@@ -54,7 +54,10 @@ RUN_OPTIONS = ("hbb_dir", "output_folder", "run_name", "imgsz", "scale_factors",
 
 def parse_scale_factor(text: str):
     """``"0.05"`` -> 0.05, ``"0.02,0.05"`` -> [0.02, 0.05] (short side, long side); ValueError otherwise."""
-    parts = [float(p) for p in text.split(",")]
+    try:
+        parts = [float(p) for p in text.split(",")]
+    except ValueError:
+        parts = []  # not numbers: said below, with the text as given
     if len(parts) == 1:
         return parts[0]
     if len(parts) == 2:
@@ -285,8 +288,11 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
         converter = "command"
     converter = converter or default_converter()
     axes = {}
-    for name, values in (("imgsz", imgsz), ("scale_factors", [parse_scale_factor(v) for v in scale_factors]),
-                         ("opening_kernels", opening_kernels)):
+    try:  # a value the several-values parser did not take reaches here as click's plain text
+        factors = [parse_scale_factor(v) for v in scale_factors]
+    except ValueError as exc:
+        raise UsageError(f"--scale_factors: {exc}") from None
+    for name, values in (("imgsz", imgsz), ("scale_factors", factors), ("opening_kernels", opening_kernels)):
         if values:
             axes[name] = tuple(values)
     for text in grid_axes:

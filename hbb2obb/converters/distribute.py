@@ -17,6 +17,7 @@ not refused as somebody else's), and with ``resume`` the frames it completed are
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from hbb2obb.converters.frame_record import (
     read_record,
 )
 from hbb2obb.converters.frame_tasks import KINDS, FrameJob, FrameOutcome, convert_one
-from hbb2obb.errors import InputError
+from hbb2obb.errors import InputError, UsageError
 from hbb2obb.io.atomic import TEMP_SUFFIX, atomic_path
 from hbb2obb.io.written import OutputGuard
 
@@ -48,6 +49,44 @@ class Frame:
     image: Path
     hbb: Path
     targets: dict
+
+
+def check_outputs_apart(frames: list) -> None:
+    """Refuse two files of a run that are one file, and a file to write that is one of the inputs.
+
+    Checked before anything is written, whatever ``--overwrite`` says: either would lose a file of
+    the run (one output written over another; an HBB file or an image replaced while it is read).
+    Folders are compared with links resolved, each folder once.
+
+    Raises
+    ------
+    UsageError
+        Naming the file, the two roles and the frame.
+    """
+    folders: dict = {}
+
+    def where(path: Path) -> tuple:
+        parent = str(path.parent)
+        if parent not in folders:
+            folders[parent] = os.path.realpath(parent)
+        return folders[parent], path.name
+
+    inputs = {}
+    for frame in frames:
+        inputs[where(frame.image)] = ("image", frame.image.stem)
+        inputs[where(frame.hbb)] = ("HBB file", frame.image.stem)
+    outputs = {}
+    for frame in frames:
+        for kind, target in frame.targets.items():
+            key = where(target)
+            if key in inputs:
+                role, stem = inputs[key]
+                raise UsageError(f"{target}: writing the {kind} file here would overwrite the {role} of frame {stem} "
+                                 "being converted; give another folder")
+            if key in outputs:
+                raise UsageError(f"{target}: both the {outputs[key]} and the {kind} file of frame "
+                                 f"{frame.image.stem}; give them different folders")
+            outputs[key] = kind
 
 
 @dataclass

@@ -10,6 +10,7 @@ written, and a source file that is itself broken is refused, naming the JSON pat
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hbb2obb.errors import InputError
@@ -33,6 +34,10 @@ def read_coco_identity(path: str | Path) -> CocoIdentity:
     data = load_json(path, "COCO file")
     if not is_coco(data):
         raise InputError(f"{path}: not a COCO instance file (needs 'images', 'annotations' and 'categories')")
+    for key in ("images", "categories", "licenses"):  # the objects carried into the written file as they are
+        if isinstance(data.get(key), list):
+            for index, item in enumerate(data[key]):
+                _refuse_non_finite(item, f"{path}:{key}[{index}]")
     category_classes(data, path, {})  # ids and names each given once, or an error naming the category
     category_names = {c["id"]: str(c.get("name", c["id"])) for c in data["categories"]}
     images = image_table(data, path, ProblemSink(path, strict=True))  # {id: (stem, size, name)}, unique
@@ -115,4 +120,15 @@ def read_coco_info(path: str | Path) -> dict:
         raise InputError(f"--coco_info {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"--coco_info {path}: expected a JSON object, got {type(data).__name__}")
+    _refuse_non_finite(data, f"--coco_info {path}")
     return data
+
+
+def _refuse_non_finite(value, where: str) -> None:
+    """Refuse a value holding NaN or an infinity (Python reads them, and ``1e400``, from JSON files):
+    written on, it would make the COCO file one that JSON readers other than Python's refuse."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        raise InputError(f"{where}: holds NaN or an infinity, which a JSON file cannot; the written COCO file "
+                         "would not be JSON") from None

@@ -17,7 +17,6 @@ from hbb2obb.errors import InputError
 from hbb2obb.io.coco import file_key, is_coco, sniff_json
 from hbb2obb.io.format_names import ALL_FORMATS, REGISTERED
 from hbb2obb.io.labelme import is_labelme
-from hbb2obb.io.text import parse_number
 from hbb2obb.io.text_file import file_head
 from hbb2obb.io.write_plan import DOTA_EXT
 from hbb2obb.io.written import MANIFEST_NAME
@@ -61,14 +60,24 @@ def _registered_kind(path: Path, suffix: str) -> Optional[str]:
     return next((name for name in candidates if format_module(name).sniff(head)), None)
 
 
+def _spells_number(token: str) -> bool:
+    """Whether a field is written as a number at all, finite or not (``nan``, ``1e400`` are)."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def sniff_format(path: Path) -> Optional[str]:
     """The format of one file, or ``None`` when it is not a label file (a README, a names.txt).
 
     ``.xml`` is VOC and ``.dota`` DOTA; ``.json`` is COCO with its three keys, else LabelMe with
     ``shapes``; ``.txt`` is DOTA when the ninth field of its first box line is a word, YOLO when
-    that line has 5, 6, 9 or 10 numbers (an empty file is YOLO, one of DOTA headers alone DOTA).
-    Only the first line decides, so a label file broken further down is read, and its broken
-    line reported, rather than passed over as not being labels.
+    that line has two or more fields and all of them spell numbers, finite or not (an empty file
+    is YOLO, one of DOTA headers alone DOTA). Only the first line decides, so a label file broken
+    further down, or on that line by a wrong count or a ``nan``, is read and its broken line
+    reported, rather than passed over as not being labels.
     """
     suffix = path.suffix.lower()
     registered = _registered_kind(path, suffix)  # the more specific look first: several formats share a suffix
@@ -94,9 +103,11 @@ def sniff_format(path: Path) -> Optional[str]:
         if ":" in fields[0]:  # a DOTA header line
             headers = True
             continue
-        if len(fields) >= 9 and parse_number(fields[8]) is None:
+        if len(fields) >= 9 and not _spells_number(fields[8]):
             return "dota"
-        if len(fields) not in (5, 6, 9, 10) or any(parse_number(f) is None for f in fields):
+        # a number the reader refuses (nan, 1e400) or a wrong count is a broken YOLO line, which the
+        # reader names; one lone number is no box line (a side-car of confidences)
+        if len(fields) < 2 or not all(_spells_number(f) for f in fields):
             return None
         return "yolo"
     return "dota" if headers else "yolo"  # DOTA headers and no box: a DOTA frame without objects

@@ -32,6 +32,7 @@ from hbb2obb.io.voc import BOUNDS, read_objects
 from hbb2obb.io.xml_labels import decimal_text
 
 ROTATED = ("cx", "cy", "w", "h", "angle")
+RESHAPE_TOLERANCE = 0.01  # px: a stored rectangle this close to the quad is the quad (6 decimals are written)
 
 
 def sniff(head: bytes) -> bool:
@@ -128,6 +129,36 @@ def box_parameters(quad: np.ndarray) -> tuple[float, float, float, float, float]
     if angle >= math.pi - 1e-12:  # atan2 rounding up to pi: the same box at angle 0
         angle = 0.0
     return float(cx), float(cy), w, h, angle
+
+
+def reshaped(frames, tolerance: float = RESHAPE_TOLERANCE) -> tuple[int, Optional[str], float]:
+    """The boxes of ``frames`` whose stored rectangle moves a corner more than ``tolerance`` px: count, first, farthest.
+
+    The rectangle is the one :func:`box_parameters` stores, which Label Studio's regions store too
+    (the centre of the corners, the first side, the mean of the two next to it): it gives a
+    rectangle back, any other quad changed.
+
+    Examples
+    --------
+    >>> from hbb2obb.io.frame_labels import make_boxes
+    >>> trapezoid = make_boxes([[[0, 0], [4, 0], [3, 2], [1, 2]], [[0, 0], [4, 0], [4, 2], [0, 2]]], [0, 0], [7, 8])
+    >>> count, first, farthest = reshaped([FrameLabels("a", trapezoid, None, Path("a.txt"))])
+    >>> count, first, round(farthest, 6)
+    (1, 'a.txt:7', 1.0)
+    """
+    count, first, farthest = 0, None, 0.0
+    for frame in frames:
+        for row, quad in enumerate(frame.boxes.corners):
+            stored = np.array(rotated_corners(*box_parameters(quad)))
+            # the angle kept in [0, pi) may start the rectangle at the opposite corner
+            moved = min(float(np.abs(np.roll(stored, shift, axis=0) - quad).max()) for shift in (0, 2))
+            if moved <= tolerance:
+                continue
+            count, farthest = count + 1, max(farthest, moved)
+            if first is None:
+                line = frame.boxes.line[row] if frame.boxes.line is not None else row + 1
+                first = f"{frame.source}:{line}"
+    return count, first, farthest
 
 
 def write(path: str | Path, frame: FrameLabels, names: dict, *, obb: bool, image_name: Optional[str] = None,

@@ -31,6 +31,8 @@ import yaml
 from hbb2obb.converters import available_converters, get_converter
 from hbb2obb.errors import ConfigError, InputError, UsageError
 from hbb2obb.frames.pairing import MISSING_PRED_POLICIES
+from hbb2obb.io.images import ImageSizes
+from hbb2obb.io.labelmap import load_label_map
 from hbb2obb.io.text_file import read_text_file
 from hbb2obb.io.yaml_text import refuse_alias_bomb, too_deep
 from hbb2obb.scoring.evaluate import EvalSettings
@@ -105,9 +107,17 @@ def eval_settings(evaluation: dict) -> EvalSettings:
                         one_to_one=bool(e.get("one_to_one", False)), missing_pred=missing_pred)
 
 
+def is_folder_name(name: str) -> bool:
+    """Whether ``name`` names one folder inside another (not ``..``, no separator)."""
+    return name not in ("", ".", "..") and "/" not in name and "\\" not in name
+
+
 def plan_run(spec: RunSpec, inputs: SweepInputs, output_folder: Path) -> SweepPlan:
     """Resolve and check a run: the converter exists, every axis is one of its parameters, every
     point is acceptable, the folders exist. Raises before anything is converted."""
+    if not is_folder_name(spec.name):  # the run's files go in OUTPUT/NAME, never above or beside it
+        raise UsageError(f"run name {spec.name!r} must be one folder's name (no '/', not '.' or '..'): the run "
+                         f"is written to {Path(output_folder) / '<name>'}")
     converter = get_converter(spec.converter, **spec.converter_options())
     grid = build_grid(converter, spec.axes)
     evaluation = spec.eval_spec()
@@ -116,6 +126,10 @@ def plan_run(spec: RunSpec, inputs: SweepInputs, output_folder: Path) -> SweepPl
             raise InputError(f"{folder}: {role} folder not found")
     if converter.needs_images and (inputs.img_source is None or not Path(inputs.img_source).exists()):
         raise InputError(f"{inputs.img_source}: converter {spec.converter!r} needs the images, and they are not there")
+    # read here, and again by every point: a broken label map or frame size is refused before the
+    # run's folder and run_config.yaml are written, not after the first point's conversion
+    load_label_map(evaluation.map_path)
+    ImageSizes(None, evaluation.img_width, evaluation.img_height)
     if evaluation.settings.exclude_edge_cases and evaluation.img_width is None and not (
             inputs.img_source is not None and Path(inputs.img_source).is_dir()):
         raise UsageError("exclude_edge_cases needs the frame size: give img_width and img_height, or an image folder")
@@ -257,7 +271,7 @@ def _run_entry(path: Path, merged: dict, source, index: int) -> RunSpec:
     converter = str(merged.get("converter") or ("command" if merged.get("command") else default_converter()))
     timeout = merged.get("command_timeout")
     name = str(merged.get("name") or converter)
-    if "/" in name or name in (".", ".."):
+    if not is_folder_name(name):
         raise ConfigError(f"{path}: run {index}: name {name!r} cannot be a folder name")
     return RunSpec(name, converter, merged.get("command"), timeout, axes, evaluation)
 

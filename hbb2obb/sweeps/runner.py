@@ -61,6 +61,7 @@ DEFAULT_AXIS_VALUES = {
     "opening_kernel_percentage": (0.15,),
 }
 #: Command-line and config spellings of the reference tool, mapped to parameter names.
+MAX_GRID_POINTS = 1_000_000  # a sweep converts the whole set per point: more would run for years
 AXIS_SPELLINGS = {"scale_factors": "scale_factor", "opening_kernels": "opening_kernel_percentage"}
 
 #: Keys of a record that are not grid axes: the metric dict of docs/metrics.md §3 and the bookkeeping.
@@ -174,6 +175,9 @@ def build_grid(converter, axes: dict) -> Grid:
     ordered = [(name, given.pop(name) if name in given else tuple(defaults[name]))
                for name in STANDARD_AXES if name in converter.parameters]
     grid = Grid(tuple(ordered) + tuple(given.items()))
+    if grid.size > MAX_GRID_POINTS:  # before the points are made: each costs memory, and checking them all, time
+        raise UsageError(f"the grid has {grid.size} points, more than a sweep takes "
+                         f"({MAX_GRID_POINTS:,}); each point converts the whole set: give fewer values")
     for point in grid.points():
         converter.check_parameters(point)
     return grid

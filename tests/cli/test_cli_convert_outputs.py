@@ -114,6 +114,26 @@ def test_foreign_polygon_files_are_refused(tmp_path):
     assert (tmp_path / "labels_polygon" / "frame00.txt").read_text() == "0 1 2 3 4 5 6\n"
 
 
+@pytest.mark.parametrize("args, words", [
+    # two outputs named STEM.txt in one folder: the confidences replaced the OBB files, exit 0
+    (["-od", "{o}", "-cd", "{o}"], "both the obb and the confidence file of frame frame00"),
+    (["-od", "{o}", "--save_polygon", "-pd", "{o}"], "both the obb and the polygon file of frame frame00"),
+    (["-od", "{o}", "-cd", "{c}", "--save_polygon", "-pd", "{c}"], "both the confidence and the polygon file"),
+    # with --overwrite, the OBBs replaced the HBB prompts being read, and the pictures the images
+    (["-od", "{hbb}", "--overwrite"], "would overwrite the HBB file of frame frame00"),
+    (["-od", "{o}", "--save_img", "--viz_dir", "{images}", "--overwrite"], "would overwrite the image of frame"),
+])
+def test_outputs_that_land_on_one_file_or_on_an_input_are_refused(tmp_path, args, words):
+    images = make_frames(tmp_path, [FOUR_BOXES], cars=4)
+    (images / "frame00.png").rename(images / "frame00.jpg")  # the pictures are STEM.jpg
+    folders = {"o": tmp_path / "o", "c": tmp_path / "c", "hbb": tmp_path / "labels_hbb", "images": images}
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    result = run(images, "-nb", *[a.format(**folders) for a in args])
+    assert result.exit_code == 2 and words in result.output, result.output
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "o").exists() and not (tmp_path / "c").exists()
+
+
 # --- confidence -------------------------------------------------------------------------------
 
 def test_the_tenth_column_and_the_side_car_carry_the_same_scores(dataset, tmp_path):

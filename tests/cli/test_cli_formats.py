@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from reference_tool import CONVERT_DRIVER as REFERENCE_DRIVER
 from reference_tool import REFERENCE_PYTHON
 
-from hbb2obb.cli.formats import main
+from hbb2obb.cli.formats import PROGRAM, main
 from hbb2obb.io.written import MANIFEST_NAME
 
 from conftest import SHARED
@@ -233,3 +233,22 @@ def test_a_normalized_precision_too_low_to_read_back_is_warned_about_and_really_
     assert "--precision 5 does not survive the round trip on a 1920x1080 frame" in results[5]
     assert "use 6 or more" in results[5] and "round trip" not in results[6]
     assert results["same6"] and not results["same5"]
+
+
+def test_a_quad_written_as_a_turned_rectangle_is_said_to_change(write_labels):
+    # roLabelImg and Label Studio store a box as centre, size and angle: a trapezoid (line 1)
+    # comes out a 200 x 112 rectangle, which was written without a word
+    root = write_labels({"gt/a.txt": "0 400 400 500 400 500 500 400 500\n0 100 100 300 100 250 200 150 200\n"})
+    size = ["-iw", "1000", "-ih", "1000", "-nb"]
+    result = CliRunner().invoke(main, [str(root / "gt"), "--to", "rolabelimg", "labelstudio", "cvat",
+                                       "-o", str(root / "out"), *size])
+    assert result.exit_code == 0
+    warned = [line for line in result.stderr.splitlines() if "not rectangles" in line]
+    assert len(warned) == 1 and warned[0].startswith(f"{PROGRAM}: warning: rolabelimg, labelstudio store ")
+    assert "1 of 2 box(es) are not rectangles" in warned[0] and f"first: {root / 'gt' / 'a.txt'}:2" in warned[0]
+    for targets in (["cvat", "labelme"], ["rolabelimg"]):  # cvat writes the quad as a polygon; a rectangle is kept
+        source = "gt" if "cvat" in targets else "rect"
+        write_labels({"rect/a.txt": "0 400 400 500 400 500 500 400 500\n"})
+        result = CliRunner().invoke(main, [str(root / source), "--to", *targets, "-o", str(root / f"o{len(targets)}"),
+                                           *size])
+        assert result.exit_code == 0 and "not rectangles" not in result.stderr

@@ -129,6 +129,14 @@ def test_no_point_scored_is_exit_1(data):
     (["--only", "a"], "--only selects runs"),
     (["--refresh", "--resume"], "--refresh converts nothing"),
     (["-sf", "-0.7"], "greater than -0.5"),
+    (["-sf", "0", "-iw", "0", "-ih", "0"], "must be positive finite numbers, got 0.0 x 0.0"),
+    (["-sf", "0", "-mp", "no_such_map.yaml"], "no_such_map.yaml"),
+    (["-sf", "0", "-e", "99999999999999999999"], "excluded class id 99999999999999999999 is out of range"),
+    (["-sf", "0", "-n", ".."], "run name '..' must be one folder's name"),
+    (["-sf", "0", "-n", "."], "run name '.' must be one folder's name"),
+    (["-sf", "0", "-n", "a/b"], "run name 'a/b' must be one folder's name"),
+    (["-sf", "abc"], "--scale_factors: a scale factor is one number or two (short,long), got 'abc'"),
+    (["-sf", "0.1,0.2,0.3"], "--scale_factors: a scale factor is one number or two (short,long), got '0.1,0.2,0.3'"),
     (["--jobs", "-1"], "--jobs must be 0"),
 ])
 def test_usage_errors_stop_before_anything_runs(data, extra, message):

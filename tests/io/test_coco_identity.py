@@ -78,6 +78,11 @@ def test_the_written_file_joins_the_source_in_pycocotools(source, tmp_path):
     ({**SOURCE, "categories": SOURCE["categories"] + [{"id": 1, "name": "Car"}]}, "given twice"),
     ({**SOURCE, "annotations": [{"id": "x", "image_id": 10, "category_id": 7}]}, r"annotations\[0\]: needs"),
     ({**SOURCE, "licenses": {"id": 1}}, "licenses: must be a list"),
+    # carried into the written file as they are: Python's json wrote NaN and Infinity, which no JSON reader takes
+    ({**SOURCE, "licenses": [{"id": 2, "url": float("inf")}]}, r"licenses\[0\]: holds NaN or an infinity"),
+    ({**SOURCE, "images": [dict(SOURCE["images"][0], extra=float("nan"))]}, r"images\[0\]: holds NaN"),
+    ({**SOURCE, "categories": [dict(SOURCE["categories"][0], supercategory=float("nan")), SOURCE["categories"][1]]},
+     r"categories\[0\]: holds NaN"),
 ])
 def test_a_broken_source_is_an_input_error_naming_where(tmp_path, content, message):
     path = tmp_path / "bad.json"
@@ -93,3 +98,6 @@ def test_the_info_file_must_hold_an_object(tmp_path):
         read_coco_info(path)
     with pytest.raises(InputError, match="--coco_info"):
         read_coco_info(tmp_path / "absent.json")
+    path.write_text('{"version": NaN, "year": 1e400}')
+    with pytest.raises(InputError, match=r"--coco_info .*info\.json: holds NaN or an infinity"):
+        read_coco_info(path)

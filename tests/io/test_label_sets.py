@@ -178,3 +178,21 @@ def test_a_confidence_on_some_lines_only_is_an_error_not_a_silent_drop(write_lab
     with pytest.raises(InputError, match=r"a\.txt:1: no confidence column, while line 2 has one"):
         read_set(root / "hbb", "yolo")
     assert read_set(root / "ok", "yolo").frames[0].boxes.score.tolist() == [0.9, 0.25]
+
+
+@pytest.mark.parametrize("first_line", [
+    "0 1 1 5 1 5 3 1 nan",      # a YOLO-OBB line whose last corner is not finite (once taken for DOTA's class)
+    "0 1 1 5 1 5 3 1 1e400",    # ... or overflows
+    "0 1 1 5",                  # a line cut short
+    "0 nan 1 5 2",              # a YOLO-HBB line with a NaN
+])
+def test_a_label_file_broken_on_its_first_line_is_read_and_its_line_named(write_labels, first_line):
+    # the first line decides a .txt file's format: a broken one must not make the frame's other
+    # boxes vanish from the set as if the file were a README
+    root = write_labels({"gt/a.txt": "0 1 1 5 1 5 3 1 3\n", "gt/b.txt": f"{first_line}\n0 1 1 5 1 5 3 1 3\n"})
+    assert formats_present(root / "gt") == ["yolo"]
+    with pytest.raises(InputError, match=r"b\.txt:1: "):
+        read_set(root / "gt", "yolo", sizes=ImageSizes(None, 10, 10), strict=True)
+    relaxed = read_set(root / "gt", "yolo", sizes=ImageSizes(None, 10, 10), strict=False)
+    assert [f.stem for f in relaxed.frames] == ["a", "b"] and relaxed.ignored == ()
+    assert (relaxed.problems[0].path.name, relaxed.problems[0].line) == ("b.txt", 1)

@@ -191,6 +191,7 @@ def test_scheduler_usage_errors_stop_before_anything_runs(data, extra, message):
 def test_with_absolute_paths_keeps_links(tmp_path, monkeypatch):
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "classes.yaml").write_text("0: car\n")  # plan_run reads the label map
     monkeypatch.chdir(tmp_path)
     plan = plan_run(RunSpec("identity", "identity", evaluation={"map_path": "link/classes.yaml"}),
                     SweepInputs(None, Path("link"), Path("real")), Path("out"))
