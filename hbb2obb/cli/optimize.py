@@ -33,7 +33,7 @@ from hbb2obb.sweeps.benchmark import (
     run_folders,
     select_runs,
 )
-from hbb2obb.sweeps.benchmark_record import check_record_is_ours, write_benchmark_record
+from hbb2obb.sweeps.benchmark_record import check_record_is_ours, check_run_folder_is_ours, write_benchmark_record
 from hbb2obb.sweeps.dask_executor import DEFAULT_RETRIES, with_absolute_paths
 from hbb2obb.sweeps.documents import render_benchmark_folder, render_run_folder
 from hbb2obb.sweeps.report import DEFAULT_PLOT_METRIC, PLOT_METRICS, check_plot_metric, load_run
@@ -310,6 +310,7 @@ def main(ctx, img_source, gt_dir, hbb_dir, output_folder, run_name, imgsz, scale
         click.echo(_dry_run([plan], plan.inputs, resume, f"Sweep {plan.name} -> {plan.folder}"), nl=False)
         return
     check_record_is_ours(output_folder)
+    check_run_folder_is_ours(plan.folder)
     started = time.monotonic()
     with _sweeping([plan]):
         measured = _run_plans([plan], resume, jobs, no_bar, command_line, scheduler, retries)
@@ -346,6 +347,8 @@ def _refresh(output_folder, folders, only, plot_metric, no_plot, command_line, s
     missing = [f for f in folders if not (f / RESULTS_NAME).is_file()]
     if missing or not folders:
         raise UsageError(f"--refresh: no {RESULTS_NAME} in {missing[0] if missing else output_folder}")
+    for folder in folders:
+        check_run_folder_is_ours(folder)
     runs = _render_runs(folders, plot_metric, no_plot, report=True)
     if summary:
         _benchmark_summary(output_folder, runs, command_line, None, None, plot_metric, no_plot)
@@ -362,6 +365,8 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
             warn(PROGRAM, [("refresh", f"{folder}: no {RESULTS_NAME} yet, nothing to redraw")])
         if not present:
             raise UsageError(f"--refresh: no run of {config} has a {RESULTS_NAME} under {bench.output_folder}")
+        for folder in present:
+            check_run_folder_is_ours(folder)
         _render_runs(present, plot_metric, no_plot, report=True)
         _finish_benchmark(bench, _all_finished(bench), command_line, plot_metric, no_plot)
         return
@@ -370,6 +375,8 @@ def _benchmark(config, only, dry_run, resume, refresh, jobs, no_bar, plot_metric
         click.echo(_dry_run(plans, bench.inputs, resume, f"Benchmark {config} -> {bench.output_folder}"), nl=False)
         return
     check_record_is_ours(bench.output_folder)
+    for plan in plans:
+        check_run_folder_is_ours(plan.folder)
     started = time.monotonic()
     with _sweeping(plans):
         bench.output_folder.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,30 @@ def check_record_is_ours(folder: Path) -> None:
                          "(a sweep does not overwrite a file it did not write)")
 
 
+# What the files a sweep writes into a run folder begin with (its own and the reference's):
+# anything else there is somebody's file, which a sweep must not replace.
+RUN_FILE_OPENINGS = {"results.yaml": ("best_parameters:",), "run_config.yaml": ("run_name:",),
+                     "summary.txt": ("Benchmark Run:",)}
+
+
+def check_run_folder_is_ours(folder: Path) -> None:
+    """Refuse (:class:`UsageError`) when a run folder holds a ``results.yaml``, ``run_config.yaml``
+    or ``summary.txt`` that is not a sweep's (by its first line): a sweep never overwrites a file
+    it did not write."""
+    for name, openings in RUN_FILE_OPENINGS.items():
+        path = Path(folder) / name
+        if not path.exists():
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                first = handle.readline().strip()
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read it to check it is a sweep's ({exc.strerror})") from None
+        if not first.startswith(openings):
+            raise UsageError(f"{path} exists and is not a file hbb2obb-optimize wrote; move it away or "
+                             "choose another -o/-n (a sweep does not overwrite a file it did not write)")
+
+
 def _label_digest(folder: Optional[Path]) -> str:
     if folder is None or not Path(folder).is_dir():
         return "folder not found"

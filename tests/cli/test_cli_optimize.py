@@ -563,3 +563,27 @@ def test_scratch_space_stays_in_the_run_folder_and_a_kill_leaves_none_after_resu
     resumed = subprocess.run(quick, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["results.yaml", "run_config.yaml", "summary.txt"]
+
+
+@pytest.mark.parametrize("name", ["results.yaml", "run_config.yaml", "summary.txt"])
+def test_a_file_of_the_run_folder_a_sweep_did_not_write_is_never_replaced(data, name):
+    # before: a sweep (and its --refresh) replaced them silently, exit 0
+    folder = data / "benchmark_results" / "identity"
+    folder.mkdir(parents=True)
+    (folder / name).write_text("my notes on the last sweep\n")
+    result = run(data / "images", data / "labels_obb_gt", "-sf", 0)
+    assert result.exit_code == 2
+    assert f"{folder / name} exists and is not a file hbb2obb-optimize wrote" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [name]  # nothing else written either
+    assert (folder / name).read_text() == "my notes on the last sweep\n"
+    if name != "results.yaml":  # --refresh draws from a results.yaml: give it the reference tool's
+        (folder / "results.yaml").write_text(REFERENCE_LAYOUT)
+        result = run("--refresh", "-o", folder.parent)
+        assert result.exit_code == 2 and (folder / name).read_text() == "my notes on the last sweep\n"
+
+
+def test_a_sweep_run_again_replaces_its_own_files(data):
+    first = run(data / "images", data / "labels_obb_gt", "-sf", 0)
+    again = run(data / "images", data / "labels_obb_gt", "-sf", 0, 0.1)
+    assert first.exit_code == 0 and again.exit_code == 0, again.output
+    assert len(results(data / "benchmark_results" / "identity")["all_results"]) == 2
