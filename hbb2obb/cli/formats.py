@@ -21,6 +21,7 @@ from hbb2obb.io.images import ImageSizes
 from hbb2obb.io.label_sets import (
     ALL_FORMATS,
     DOTA_EXT,
+    NORMALIZED_LIMIT,
     LabelSet,
     canonical_set,
     complete_names,
@@ -29,6 +30,7 @@ from hbb2obb.io.label_sets import (
     plan_outputs,
     read_set,
     set_kind,
+    unit_boxes,
     write_set,
 )
 from hbb2obb.io.written import OutputGuard
@@ -93,6 +95,15 @@ def _warn_reshaped(label_set: LabelSet, targets, box_kind: str) -> None:
         click.echo(f"{PROGRAM}: warning: {', '.join(turned)} {verb} each box as a turned rectangle: {count} of "
                    f"{label_set.box_count} box(es) are not rectangles and move, corners up to {farthest:.2f} px "
                    f"(first: {first}); cvat, coco, labelme, dota and yolo keep the quads", err=True)
+
+
+def _warn_unit_boxes(label_set: LabelSet) -> None:
+    """Warn of YOLO boxes read as pixels that look normalized (``hbb2obb-eval`` warns of them too)."""
+    count, first = unit_boxes(label_set)
+    if count:
+        click.echo(f"{PROGRAM}: warning: {count} box(es) in files of pixel coordinates look normalized (no "
+                   f"coordinate beyond {NORMALIZED_LIMIT:g}; first: {first}): read as pixels, each is a box of a "
+                   "pixel or two at the frame's corner; check the data set", err=True)
 
 
 def _sizes(images, img_width, img_height) -> ImageSizes:
@@ -211,6 +222,7 @@ def main(source, targets, src_format, out_dir, map_path, images, img_width, img_
     plan = plan_outputs(label_set, out_dir, targets, kind=box_kind, normalize=normalize, dota_ext=dota_ext,
                         coco_name=coco_name)  # every format checked before any file is written
     _warn_reshaped(label_set, targets, box_kind)  # once the outputs are known to be written
+    _warn_unit_boxes(label_set)
     record = None
     if save_provenance:  # imported here: a plain conversion needs none of the record's machinery
         from hbb2obb.cli.formats_provenance import record_path, write_conversion_record

@@ -287,6 +287,29 @@ def set_kind(label_set: LabelSet) -> str:
     return "obb" if rotated else "hbb"
 
 
+def unit_boxes(label_set: LabelSet) -> tuple[int, Optional[str]]:
+    """YOLO boxes read as pixels that look normalized: how many, and the first as ``file:line``.
+
+    A YOLO file is normalized only when every coordinate in it is within
+    :data:`NORMALIZED_LIMIT`; one normalized line among pixel lines (a tool that wrote some boxes
+    one way and some the other) is read as a box of a pixel or two at the frame's corner. Boxes
+    of normalized files are in pixels by now, so any box left that small is such a line.
+    """
+    if label_set.format != "yolo":
+        return 0, None
+    count, first = 0, None
+    for frame in label_set.frames:
+        if not len(frame.boxes):
+            continue
+        unit = np.abs(frame.boxes.corners).reshape(-1, 8).max(axis=1) <= NORMALIZED_LIMIT
+        if unit.any():
+            count += int(np.count_nonzero(unit))
+            if first is None:
+                line = frame.boxes.line[int(np.argmax(unit))] if frame.boxes.line is not None else "?"
+                first = f"{frame.source}:{line}"
+    return count, first
+
+
 def canonical_set(label_set: LabelSet, precision: int = DEFAULT_PRECISION) -> LabelSet:
     """Every box rounded once (:func:`~hbb2obb.io.frame_labels.canonical`): what every writer takes."""
     frames = tuple(frame.with_boxes(canonical(frame.boxes, precision)) for frame in label_set.frames)

@@ -252,3 +252,17 @@ def test_a_quad_written_as_a_turned_rectangle_is_said_to_change(write_labels):
         result = CliRunner().invoke(main, [str(root / source), "--to", *targets, "-o", str(root / f"o{len(targets)}"),
                                            *size])
         assert result.exit_code == 0 and "not rectangles" not in result.stderr
+
+
+def test_a_normalized_line_among_pixel_lines_is_warned_of(write_labels):
+    # before: a.txt's first line became a 1 px box at the frame's corner, exit 0, without a word
+    root = write_labels({"mixed/a.txt": "0 0.5 0.5 0.1 0.1\n0 50 50 10 10\n0 0.2 0.2 0.1 0.1\n",
+                         "mixed/b.txt": "0 0.5 0.5 0.1 0.1\n",
+                         "clean/a.txt": "0 50 50 10 10\n", "clean/b.txt": "0 0.5 0.5 0.1 0.1\n"})
+    for folder, warned in (("mixed", "2 box(es) in files of pixel coordinates look normalized"), ("clean", None)):
+        result = _run([root / folder, "--to", "coco", "-o", root / f"{folder}_out", "-iw", 100, "-ih", 100, "-nb"])
+        assert result.exit_code == 0, result.output
+        if warned:
+            assert warned in result.stderr and f"first: {root / folder / 'a.txt'}:1)" in result.stderr
+        else:
+            assert "look normalized" not in result.stderr
