@@ -136,11 +136,7 @@ def table(rows: NumericRows, good: np.ndarray, width: int, coordinates: slice) -
     else:
         values = rows.values[rows.row_start[keep][:, None] + np.arange(width)] if keep.any() else np.zeros((0, width))
     if not rows.plain and values.size:
-        # Whole-table reductions first: one per test, where the per-row tests below cost ten times more
-        corners = values[:, coordinates]
-        if np.isfinite(values).all() and corners.max() <= MAX_COORDINATE and corners.min() >= -MAX_COORDINATE:
-            return keep, values
-        bad = ~(np.isfinite(values).all(axis=1) & (np.abs(corners) <= MAX_COORDINATE).all(axis=1))
+        bad = ~(np.isfinite(values).all(axis=1) & (np.abs(values[:, coordinates]) <= MAX_COORDINATE).all(axis=1))
         if bad.any():
             kept_file = rows.row_file[keep]
             good[kept_file[bad]] = False
