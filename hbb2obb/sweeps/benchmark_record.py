@@ -20,18 +20,20 @@ KNOWN_TITLES = (TITLE, "HBB2OBB benchmark provenance")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
+def _first_line(path: Path) -> str:
+    """The first line of a file a sweep may replace, to tell whose it is."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readline().strip()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it to check it is a sweep's ({exc.strerror})") from None
+
+
 def check_record_is_ours(folder: Path) -> None:
     """Refuse (:class:`UsageError`) when ``folder/PROVENANCE.txt`` exists and is not a benchmark
     record (this toolkit's or the reference's): a sweep never overwrites a file it did not write."""
     path = Path(folder) / BENCHMARK_RECORD
-    if not path.exists():
-        return
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            first = handle.readline().strip()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it to check it is a sweep's record ({exc.strerror})") from None
-    if first not in KNOWN_TITLES:
+    if path.exists() and _first_line(path) not in KNOWN_TITLES:
         raise UsageError(f"{path} exists and is not a record hbb2obb-optimize wrote; move it away "
                          "(a sweep does not overwrite a file it did not write)")
 
@@ -48,14 +50,7 @@ def check_run_folder_is_ours(folder: Path) -> None:
     it did not write."""
     for name, openings in RUN_FILE_OPENINGS.items():
         path = Path(folder) / name
-        if not path.exists():
-            continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                first = handle.readline().strip()
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read it to check it is a sweep's ({exc.strerror})") from None
-        if not first.startswith(openings):
+        if path.exists() and not _first_line(path).startswith(openings):
             raise UsageError(f"{path} exists and is not a file hbb2obb-optimize wrote; move it away or "
                              "choose another -o/-n (a sweep does not overwrite a file it did not write)")
 
