@@ -99,6 +99,7 @@ def summarize_run(table, pairs, params: DetectionParams, unpaired=None) -> Detec
     classes = np.unique(np.concatenate([gt.class_id, pred.class_id])).astype(np.int64)
     if pred.score is None:
         overall, matches = unscored_counts_and_matches(gt, pred, pairs)
+        overall["detections_on_edge_cases"] = ignored
         confusion = confusion_matrix(gt, pred, pairs, classes, matches=matches)
         return DetectionSummary(False, overall, {}, classes, confusion, None, None, n_unpaired)
     evaluation = evaluate_detections(gt, gt_frame, pred, pred_frame, pairs, params)

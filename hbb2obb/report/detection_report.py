@@ -50,6 +50,10 @@ def render_detection(metrics: dict, label_map: dict | None = None) -> str:
                          _number(s["ap50_95"]), _number(s["dota_ap50"])])
         lines += ["", "=== Detection AP by Class ===",
                   render_table(["Class", "GT", "Pred", "AP50", "AP50:95", "DOTA AP50"], rows, align="lrrrrr", gap=2)]
+    on_edge = metrics.get("detections_on_edge_cases", 0)
+    if on_edge:
+        lines.append(f"{on_edge} detection(s) of ground-truth boxes dropped at the frame edge (--exclude_edge_cases) "
+                     "are left out here: neither hits nor false alarms")
     unpaired = metrics.get("detection_frames_without_predictions", 0)
     if unpaired:
         lines.append(f"{unpaired} frame(s) without a prediction file count as frames with no detections here "

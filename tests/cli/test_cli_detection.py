@@ -235,3 +235,14 @@ def test_detections_of_dropped_edge_boxes_are_neither_hits_nor_false_alarms(writ
         assert excluded[key] == expected[key], key
     assert expected["map50"] < 0.9  # the false alarm above the hit costs AP: the comparison can fail
     assert metrics_of(root / "gt", root / "pred", "-iw", 100, "-ih", 100)["detections_on_edge_cases"] == 0
+
+
+def test_without_scores_the_detections_of_dropped_edge_boxes_are_left_out_too_and_the_report_says_so(write_labels):
+    edge, inside = rect(0, 10, 20, 20), rect(50, 50, 20, 20)
+    root = write_labels({"gt/a.txt": edge + "\n" + inside + "\n", "unscored/a.txt": edge + "\n" + inside + "\n",
+                         "scored/a.txt": edge + " 0.9\n" + inside + " 0.8\n"})
+    unscored = metrics_of(root / "gt", root / "unscored", "-exc", "-iw", 100, "-ih", 100)
+    assert (unscored["precision"], unscored["recall"], unscored["detections_on_edge_cases"]) == (1.0, 1.0, 1)
+    code, out, _ = run(root / "gt", root / "scored", "-exc", "-iw", 100, "-ih", 100, "-nb")
+    assert code == 0
+    assert "1 detection(s) of ground-truth boxes dropped at the frame edge (--exclude_edge_cases) are left out" in out
