@@ -155,9 +155,8 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     named = written_to_out + [("--pairs", pairs_path), ("--junit", junit), ("--summary", summary)]
     refuse_shared(named)
     if not overwrite:  # a file this command did not write is refused before anything is read
-        targets = [] if out_dir is None else \
-            [out_dir / name for name in OUTPUTS + (ERRORS_FIGURE,) + (WORST_SHEETS if worst else ())]
-        guard.refuse_foreign(targets + [path for path in (pairs_path, junit) if path is not None])
+        # (the summary is appended to, never replaced)
+        guard.refuse_foreign([path for flag, path in named if path is not None and flag != "--summary"])
     img_source = overlay_frames(PROGRAM, overlay, img_source, gt_dir,
                                 worst_sheets=bool(worst) and out_dir is not None)
     sizes = ImageSizes(img_source, img_width, img_height)
@@ -179,11 +178,11 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
     evaluation, data = analysis.evaluation, analysis.data
     result = evaluation.result
     # the overlays' names come from the frames scored: checked before the first write
-    overlays = [("--overlay", path) for path in overlay_targets(result.table, overlay)]
-    refuse_unwritable(files=overlays)
-    refuse_shared(named + overlays)
+    overlays = overlay_targets(result.table, overlay)
+    refuse_unwritable(files=[("--overlay", path) for path in overlays])
+    refuse_shared(named + [("--overlay", path) for path in overlays])
     if not overwrite:
-        guard.refuse_foreign(overlay_targets(result.table, overlay))
+        guard.refuse_foreign(overlays)
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(analysis.warnings)
         if pairs_path is not None:

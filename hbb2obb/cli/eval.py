@@ -142,20 +142,19 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         check_pairs_path(pairs_path)
     from hbb2obb.report.files import refuse_shared, refuse_unwritable
 
-    refuse_unwritable(files=[("-o", output), ("--pairs", pairs_path)] + [
-        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())],
-        folders=[("--plots", plots), ("--overlay", overlay)])
+    files = [("-o", output), ("--pairs", pairs_path)] + [
+        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())]
+    refuse_unwritable(files=files, folders=[("--plots", plots), ("--overlay", overlay)])
     guard = OutputGuard()
     if not overwrite:
         refuse_own_inputs(output, pairs_path, plots, (gt_dir, pred_dir, expect, map_path))
     started = check_report_paths(junit, summary, [("ground truth", gt_dir), ("predictions", pred_dir),
                                                   ("--expect golden file", expect), ("label map", map_path)])
-    named = [("-o", output), ("--pairs", pairs_path)] + [
-        ("--plots", plots / name) for name in (FIGURES if plots is not None else ())] + [
-        ("--junit", junit), ("--summary", summary)]
+    named = files + [("--junit", junit), ("--summary", summary)]
     refuse_shared(named)
     if not overwrite:  # then any other file hbb2obb did not write: refused before anything is read
-        guard.refuse_foreign(planned_outputs(output, pairs_path, plots, junit))
+        # (the summary is appended to, never replaced)
+        guard.refuse_foreign([path for flag, path in named if path is not None and flag != "--summary"])
     evaluation = scored_with_bar(gt_dir, pred_dir, settings, sizes, label_map, jobs, no_bar,
                                  formats=(gt_format, pred_format), detection=detection,
                                  read_options={"split": split, "coco_angle": coco_angle})
@@ -165,11 +164,11 @@ def main(gt_dir, pred_dir, settings, img_width, img_height, img_source, map_path
         warn(PROGRAM, result.warnings)
         raise InputError(nothing)
     # the overlays' names come from the frames scored: checked before the first write
-    overlays = [("--overlay", path) for path in overlay_targets(result.table, overlay)]
-    refuse_unwritable(files=overlays)
-    refuse_shared(named + overlays)
+    overlays = overlay_targets(result.table, overlay)
+    refuse_unwritable(files=[("--overlay", path) for path in overlays])
+    refuse_shared(named + [("--overlay", path) for path in overlays])
     if not overwrite:
-        guard.refuse_foreign(overlay_targets(result.table, overlay))
+        guard.refuse_foreign(overlays)
     with guard:  # what was written is recorded, even when a gate fails or a write breaks
         warnings = list(result.warnings)
         if pairs_path is not None:
@@ -236,12 +235,6 @@ def refuse_own_inputs(output, pairs_path, plots, inputs) -> None:
         outputs += [("--plots", plots / name) for name in FIGURES]
     refuse_inputs(outputs, [("ground truth", gt_dir), ("predictions", pred_dir), ("--expect golden file", expect),
                             ("label map", map_path)])
-
-
-def planned_outputs(output, pairs_path, plots, junit) -> list[Path]:
-    """The files a run was asked to write, known before it reads anything (the overlays come later)."""
-    figures = [] if plots is None else [plots / name for name in FIGURES]
-    return [path for path in (output, pairs_path, junit, *figures) if path is not None]
 
 
 def write_detection_figures(result, metrics: dict, label_map, folder: Path) -> list[Path]:

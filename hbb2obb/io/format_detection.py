@@ -165,5 +165,3 @@ def detect_format(path: Path) -> str:
     if present:
         return present[0]
     raise InputError(f"{path}: no label files found" if path.is_dir() else f"{path}: cannot tell its label format")
-
-

@@ -304,7 +304,7 @@ def _census(vocabulary: tuple) -> np.ndarray:
     return census
 
 
-_OTHER_BYTE = np.frombuffer(bytes(byte not in _NUMBER_BYTES for byte in range(256)), dtype=bool)
+_OTHER_BYTE = np.frombuffer(_OTHER_TABLE, dtype=bool)  # the same table as an array (a word holds no space or line end)
 
 
 def _numbers(data: bytes, raw: np.ndarray, tokens: tuple, minus: tuple, dots: tuple, first: np.ndarray) -> tuple:

@@ -60,8 +60,8 @@ DEFAULT_AXIS_VALUES = {
     "scale_factor": (-0.01, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1),
     "opening_kernel_percentage": (0.15,),
 }
-#: Command-line and config spellings of the reference tool, mapped to parameter names.
 MAX_GRID_POINTS = 1_000_000  # a sweep converts the whole set per point: more would run for years
+#: Command-line and config spellings of the reference tool, mapped to parameter names.
 AXIS_SPELLINGS = {"scale_factors": "scale_factor", "opening_kernels": "opening_kernel_percentage"}
 
 #: Keys of a record that are not grid axes: the metric dict of docs/metrics.md §3 and the bookkeeping.
